@@ -1,0 +1,27 @@
+# Every dependency is a Debian 12 package (tools/deps.sh installs them).
+find_package(Threads REQUIRED)
+find_package(Boost 1.81 REQUIRED)
+find_package(OpenSSL 3 REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(CLI11 CONFIG REQUIRED)
+find_package(ZLIB REQUIRED)
+
+# ISA-L ships no CMake config; it gives a SIMD adler32 several times faster than zlib's.
+find_path(ISAL_INCLUDE_DIR isa-l.h REQUIRED)
+find_library(ISAL_LIBRARY isal REQUIRED)
+add_library(pxfer_isal INTERFACE)
+target_include_directories(pxfer_isal INTERFACE ${ISAL_INCLUDE_DIR})
+target_link_libraries(pxfer_isal INTERFACE ${ISAL_LIBRARY})
+
+# Asio is compiled once (src/net/asio_impl.cpp) instead of in every translation unit.
+add_library(pxfer_asio INTERFACE)
+target_compile_definitions(pxfer_asio INTERFACE
+  BOOST_ASIO_SEPARATE_COMPILATION BOOST_ASIO_NO_DEPRECATED BOOST_ASIO_DISABLE_BOOST_REGEX)
+target_link_libraries(pxfer_asio INTERFACE Boost::boost Threads::Threads OpenSSL::SSL OpenSSL::Crypto)
+
+if(PXFER_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(PXFER_BUILD_BENCH)
+  find_package(benchmark REQUIRED)
+endif()

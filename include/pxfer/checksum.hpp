@@ -1,0 +1,41 @@
+#pragma once
+// Whole-file checksums computed while the blocks stream, in whatever order they arrive.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace pxfer {
+
+enum class ChecksumAlgo : std::uint8_t { none = 0, adler32 = 1, sha256 = 2 };
+
+std::optional<ChecksumAlgo> parse_checksum_algo(std::string_view name);
+std::string_view checksum_name(ChecksumAlgo algo);
+// "adler32: 0a3c1f2e" as grid tools print it; "none" when there is no checksum.
+std::string format_checksum(ChecksumAlgo algo, const std::string& hex);
+
+// Reads `out.size()` bytes at `offset` of the file being checksummed (used by digests that must
+// see the data in order, to catch up on blocks that arrived early).
+using ReadAt = std::function<void(std::uint64_t offset, std::span<std::uint8_t> out)>;
+
+class FileDigest {
+ public:
+  virtual ~FileDigest() = default;
+  // Called once per block with the block's data, from any thread, in any order.
+  virtual void add_block(std::uint64_t offset, std::span<const std::uint8_t> data) = 0;
+  // Lower-case hex of the whole file's digest; every block must have been added.
+  virtual std::string finish() = 0;
+
+  // `block_size` is the planner's: blocks start at multiples of it.
+  static std::unique_ptr<FileDigest> create(ChecksumAlgo algo, std::uint64_t file_size,
+                                            std::uint32_t block_size, ReadAt read_at);
+};
+
+// One-shot helpers, for tests and for checking files outside a transfer.
+std::uint32_t adler32_of(std::span<const std::uint8_t> data, std::uint32_t start = 1);
+std::string checksum_of_file(ChecksumAlgo algo, const std::string& path);
+
+}  // namespace pxfer

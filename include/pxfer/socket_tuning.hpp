@@ -1,0 +1,40 @@
+#pragma once
+// Socket buffer sizes and TCP state of one stream, through plain setsockopt/getsockopt on a
+// native descriptor (no Asio here, so the pure layers and the CLI can use it).
+#include <cstdint>
+#include <string>
+
+namespace pxfer {
+
+struct BufferGrant {
+  std::uint32_t requested = 0;  // 0 = kernel autotuning
+  std::uint32_t sndbuf = 0;     // as getsockopt reports it (Linux doubles the request for bookkeeping)
+  std::uint32_t rcvbuf = 0;
+  std::string warning;          // non-empty when the kernel clamped the request
+};
+
+// Pins SO_SNDBUF/SO_RCVBUF to `window` (nothing when 0) and reads back what the kernel granted.
+// Must be called before connect() on a client socket so the window scale is chosen for it.
+BufferGrant apply_window(int fd, std::uint32_t window);
+BufferGrant read_buffers(int fd, std::uint32_t requested = 0);
+// "snd 2.0 MiB / rcv 4.0 MiB" or "auto (snd ... / rcv ...)".
+std::string describe(const BufferGrant& grant);
+
+struct TcpSnapshot {
+  std::uint32_t cwnd_segments = 0;
+  std::uint32_t mss = 0;
+  std::uint32_t rtt_us = 0;
+  std::uint32_t rttvar_us = 0;
+  std::uint32_t total_retrans = 0;
+  std::uint32_t snd_wscale = 0;
+  std::uint32_t rcv_wscale = 0;
+  std::uint32_t unsent_bytes = 0;  // Send-Q: queued but not yet sent (SIOCOUTQ minus in flight)
+  std::uint32_t outq_bytes = 0;    // SIOCOUTQ: bytes in the send queue not yet acknowledged
+  std::uint64_t delivery_rate = 0; // bytes/s, kernel's estimate
+};
+bool read_tcp_info(int fd, TcpSnapshot& out);
+
+// Enables TCP keepalive so idle control connections survive stateful firewalls.
+void enable_keepalive(int fd, int idle_seconds);
+
+}  // namespace pxfer

@@ -1,0 +1,161 @@
+#pragma once
+// The wire format: length-prefixed frames and the messages they carry. Pure functions over byte
+// spans, no I/O, so the decoder can be unit-tested and fuzzed. docs/protocol.md describes it.
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace pxfer::wire {
+
+inline constexpr std::uint32_t magic = 0x50584652;  // "PXFR", first field of HELLO
+inline constexpr std::uint16_t protocol_version = 1;
+inline constexpr std::size_t header_size = 8;       // u32 length, u16 type, u16 flags
+inline constexpr std::uint32_t max_control_payload = 64 * 1024;
+inline constexpr std::uint32_t min_block_size = 4 * 1024;
+inline constexpr std::uint32_t max_block_size = 16 * 1024 * 1024;
+inline constexpr std::size_t block_header_size = 16;  // u64 offset, u32 raw length, u32 flags
+inline constexpr std::size_t max_path_length = 4096;
+inline constexpr std::size_t max_text_length = 1024;
+inline constexpr std::size_t token_size = 16;
+inline constexpr std::uint16_t max_streams = 64;
+
+enum class FrameType : std::uint16_t {
+  hello = 1,      // client -> server, first frame of a control connection
+  hello_ok = 2,
+  open = 3,       // client -> server: start a transfer (put or get) of one file
+  open_ok = 4,
+  attach = 5,     // client -> server, first frame of a data connection
+  attach_ok = 6,
+  block = 7,      // sender -> receiver on a data connection: block header + data
+  ack = 8,        // receiver -> sender on a data connection: block written
+  end = 9,        // sender -> receiver on a data connection: no more blocks on this stream
+  commit = 10,    // sender -> receiver on the control connection: bytes and whole-file checksum
+  result = 11,    // receiver -> sender on the control connection: verdict of the commit
+  error = 12,     // either way, either connection: the transfer failed, with a reason
+  ping = 13,      // RTT measurement and keepalive
+  pong = 14,
+};
+
+// Capability bits offered in HELLO and HELLO_OK; the session uses the intersection.
+enum Capability : std::uint64_t {
+  cap_block_acks = 1u << 0,
+};
+inline constexpr std::uint64_t our_capabilities = cap_block_acks;
+
+enum class Direction : std::uint8_t { put = 1, get = 2 };
+enum OpenFlags : std::uint32_t { open_overwrite = 1u << 0 };
+enum BlockFlags : std::uint32_t { block_compressed_zstd = 1u << 0 };
+
+using Token = std::array<std::uint8_t, token_size>;
+
+struct FrameHeader {
+  FrameType type{};
+  std::uint16_t flags = 0;
+  std::uint32_t length = 0;  // payload bytes after the 8-byte header
+};
+
+struct Hello {
+  std::uint16_t version = protocol_version;
+  std::uint16_t min_version = protocol_version;
+  std::uint64_t capabilities = our_capabilities;
+  std::string agent;
+};
+struct HelloOk {
+  std::uint16_t version = protocol_version;
+  std::uint64_t capabilities = our_capabilities;
+  std::string agent;
+  std::uint32_t max_block = max_block_size;
+};
+struct Open {
+  Direction direction = Direction::get;
+  std::uint8_t checksum = 0;  // pxfer::ChecksumAlgo
+  std::uint32_t flags = 0;
+  std::uint16_t streams = 1;
+  std::uint32_t block_size = 0;
+  std::uint32_t window = 0;  // requested socket buffer on the server's data sockets, 0 = autotune
+  std::uint64_t size = 0;    // file size, for a put
+  std::string path;
+};
+struct OpenOk {
+  Token token{};
+  std::uint64_t size = 0;  // file size, for a get
+  std::uint32_t block_size = 0;
+};
+struct Attach {
+  Token token{};
+  std::uint16_t stream = 0;
+};
+struct AttachOk {
+  std::uint32_t sndbuf = 0;  // what the kernel granted on the server's socket
+  std::uint32_t rcvbuf = 0;
+};
+struct Ack {
+  std::uint64_t offset = 0;
+  std::uint32_t length = 0;
+};
+struct End {};
+struct Commit {
+  std::uint64_t bytes = 0;
+  std::uint8_t checksum = 0;
+  std::string value;  // hex digest as printed
+};
+struct Result {
+  std::uint16_t code = 0;  // pxfer::Errc
+  std::string value;       // the receiver's digest
+  std::string message;
+};
+struct ErrorMsg {
+  std::uint16_t code = 0;  // pxfer::Errc
+  std::string message;
+};
+struct Ping {
+  std::uint64_t nonce = 0;
+};
+struct Pong {
+  std::uint64_t nonce = 0;
+};
+
+using Message = std::variant<Hello, HelloOk, Open, OpenOk, Attach, AttachOk, Ack, End, Commit, Result,
+                             ErrorMsg, Ping, Pong>;
+
+struct BlockHeader {
+  std::uint64_t offset = 0;
+  std::uint32_t raw_length = 0;   // bytes of file data the block stands for
+  std::uint32_t flags = 0;        // BlockFlags
+  std::uint32_t wire_length = 0;  // bytes of payload that follow (differs when compressed)
+};
+
+enum class DecodeStatus {
+  ok,
+  truncated,      // fewer bytes than the header or the fields say
+  unknown_type,
+  too_long,       // a length field over its hard limit
+  bad_field,      // a value out of range (bad magic, zero block, ...)
+  trailing_bytes, // payload longer than the message it carries
+};
+const char* to_string(DecodeStatus status) noexcept;
+
+// Largest payload a frame of this type may carry; 0 for unknown types.
+std::uint32_t max_payload(FrameType type) noexcept;
+
+// Header: needs at least header_size bytes; checks the type and the per-type length limit, so a
+// reader may then allocate `length` bytes safely.
+DecodeStatus decode_header(std::span<const std::uint8_t> bytes, FrameHeader& out) noexcept;
+// Payload of a non-block frame.
+DecodeStatus decode_message(const FrameHeader& header, std::span<const std::uint8_t> payload, Message& out);
+// The first block_header_size bytes of a block frame's payload.
+DecodeStatus decode_block_header(const FrameHeader& header, std::span<const std::uint8_t> payload,
+                                 BlockHeader& out) noexcept;
+
+// A whole frame (header + payload) for a message.
+std::vector<std::uint8_t> encode(const Message& message);
+// Frame header + block header; the caller sends `wire_length` payload bytes right after.
+std::array<std::uint8_t, header_size + block_header_size> encode_block_header(const BlockHeader& block);
+
+FrameType type_of(const Message& message) noexcept;
+const char* type_name(FrameType type) noexcept;
+
+}  // namespace pxfer::wire

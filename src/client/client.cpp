@@ -1,0 +1,280 @@
+#include "pxfer/client.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <thread>
+
+#include "net/frame_io.hpp"
+#include "pxfer/error.hpp"
+#include "pxfer/file_io.hpp"
+#include "transfer/transfer.hpp"
+
+namespace pxfer {
+namespace {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using net::awaitable;
+using namespace asio::experimental::awaitable_operators;
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+std::string basename_of(const std::string& path) {
+  std::string p = path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  auto slash = p.rfind('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
+bool is_directory(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string connect_error_text(const std::string& authority, const boost::system::error_code& ec) {
+  std::string text = "cannot connect to " + authority + ": ";
+  if (ec == asio::error::connection_refused) return text + "connection refused (is pxferd running?)";
+  if (ec == asio::error::timed_out || ec == asio::error::operation_aborted)
+    return text + "timed out (is a firewall dropping the connection?)";
+  return text + ec.message();
+}
+
+// Opens a socket to the first endpoint that answers. The window is pinned before connect() so
+// the SYN offers a window scale that fits it.
+awaitable<tcp::socket> connect_socket(asio::any_io_executor ex, const tcp::resolver::results_type& endpoints,
+                                      std::uint32_t window, std::chrono::milliseconds timeout,
+                                      const std::string& authority, BufferGrant* grant) {
+  boost::system::error_code last = asio::error::host_not_found;
+  for (const auto& entry : endpoints) {
+    tcp::socket socket(ex);
+    socket.open(entry.endpoint().protocol());
+    BufferGrant g = apply_window(socket.native_handle(), window);
+    asio::steady_timer timer(ex, timeout);
+    auto result = co_await (socket.async_connect(entry.endpoint(), use_tuple) || timer.async_wait(use_tuple));
+    if (result.index() == 0) {
+      auto [ec] = std::get<0>(result);
+      if (!ec) {
+        if (grant) *grant = g;
+        co_return socket;
+      }
+      last = ec;
+    } else {
+      last = asio::error::timed_out;
+    }
+  }
+  throw Error(Errc::network, connect_error_text(authority, last));
+}
+
+// Everything one file transfer needs while it runs; lives until the io_context stops.
+struct Job {
+  Direction direction;
+  std::string local;  // after "into this directory" expansion
+  Url remote;         // likewise
+  ClientOptions options;
+  ProgressListener* listener;
+  TransferSummary summary;
+};
+
+// Loops until cancelled by the transfer finishing (see the || in run_job).
+awaitable<void> report_progress(transfer::Transfer& t, RateMeter& meter, ProgressListener& listener,
+                                std::chrono::milliseconds interval) {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  for (;;) {
+    timer.expires_after(interval);
+    co_await timer.async_wait(asio::use_awaitable);
+    listener.on_interval(meter.sample(Clock::now(), t.bytes_moved()));
+  }
+}
+
+awaitable<void> run_data_stream(std::shared_ptr<transfer::Transfer> t, std::uint16_t index, wire::Token token,
+                                tcp::resolver::results_type endpoints, ClientOptions opt, std::string authority) {
+  std::optional<Error> failure;
+  try {
+    auto& stats = t->stream(index);
+    auto ex = co_await asio::this_coro::executor;
+    auto socket = co_await connect_socket(ex, endpoints, opt.window, opt.connect_timeout, authority, &stats.local);
+    std::shared_ptr<net::Connection> conn = net::make_tcp_connection(std::move(socket));
+    wire::Message attach = wire::Attach{token, index};
+    co_await net::send_message(*conn, attach);
+    wire::Message reply = co_await net::read_message(*conn);
+    auto ok = net::expect<wire::AttachOk>(std::move(reply), conn->peer());
+    stats.remote.requested = opt.window;
+    stats.remote.sndbuf = ok.sndbuf;
+    stats.remote.rcvbuf = ok.rcvbuf;
+    t->claim_stream(index);
+    co_await t->run_stream(conn, index);
+  } catch (const Error& e) {
+    failure = e;
+  } catch (const std::exception& e) {
+    failure = Error(Errc::internal, std::string("data stream: ") + e.what());
+  }
+  if (failure) t->fail(*failure);
+}
+
+awaitable<void> run_job(asio::io_context& ioc, Job& job) {
+  const ClientOptions& opt = job.options;
+  auto ex = co_await asio::this_coro::executor;
+  Directory cwd = Directory::current();
+  std::optional<FileSource> source;
+  if (job.direction == Direction::put) {
+    source.emplace(cwd, job.local);
+  } else if (!opt.overwrite && ::access(job.local.c_str(), F_OK) == 0) {
+    throw Error(Errc::exists, job.local + ": destination exists; use --overwrite to replace it");
+  }
+
+  tcp::resolver resolver(ex);
+  auto [rec, endpoints] = co_await resolver.async_resolve(job.remote.host, std::to_string(job.remote.port), use_tuple);
+  if (rec) throw Error(Errc::network, "cannot resolve host " + job.remote.host + ": " + rec.message());
+  const std::string authority = job.remote.authority();
+  auto control_socket = co_await connect_socket(ex, endpoints, 0, opt.connect_timeout, authority, nullptr);
+  // Data streams go to the address the control connection reached, not to a fresh lookup.
+  auto data_endpoints = tcp::resolver::results_type::create(control_socket.remote_endpoint(), job.remote.host,
+                                                            std::to_string(job.remote.port));
+  enable_keepalive(control_socket.native_handle(), 60);
+  std::shared_ptr<net::Connection> control = net::make_tcp_connection(std::move(control_socket));
+
+  wire::Message hello = wire::Hello{wire::protocol_version, wire::protocol_version, wire::our_capabilities, "pxfer/0.1"};
+  co_await net::send_message(*control, hello);
+  wire::Message reply = co_await net::read_message(*control);
+  auto hello_ok = net::expect<wire::HelloOk>(std::move(reply), control->peer());
+  if (opt.block_size > hello_ok.max_block)
+    throw Error(Errc::usage, "--block-size " + std::to_string(opt.block_size) + " is over the server's limit of " +
+                                 std::to_string(hello_ok.max_block) + " bytes");
+
+  wire::Open open;
+  open.direction = job.direction == Direction::put ? wire::Direction::put : wire::Direction::get;
+  open.checksum = static_cast<std::uint8_t>(opt.checksum);
+  open.flags = opt.overwrite ? std::uint32_t{wire::open_overwrite} : 0u;
+  open.streams = opt.streams;
+  open.block_size = opt.block_size;
+  open.window = opt.window;
+  open.size = source ? source->size() : 0;
+  open.path = job.remote.path;
+  wire::Message open_message = open;
+  co_await net::send_message(*control, open_message);
+  reply = co_await net::read_message(*control);
+  auto open_ok = net::expect<wire::OpenOk>(std::move(reply), control->peer());
+
+  transfer::Settings settings{opt.checksum, open_ok.block_size, opt.streams, opt.window};
+  std::shared_ptr<transfer::Transfer> t;
+  if (source) {
+    t = transfer::Transfer::sending(ex, std::move(*source), settings);
+  } else {
+    std::optional<Error> sink_error;  // no co_await inside a handler
+    try {
+      t = transfer::Transfer::receiving(ex, std::make_unique<FileSink>(cwd, job.local, open_ok.size, opt.overwrite),
+                                        settings);
+    } catch (const Error& e) {
+      sink_error = e;
+    }
+    if (sink_error) {
+      co_await net::send_error_quietly(*control, *sink_error);
+      throw *sink_error;
+    }
+  }
+
+  TransferSummary& summary = job.summary;
+  summary.bytes = t->file_size();
+  summary.streams = opt.streams;
+  summary.block_size = open_ok.block_size;
+  summary.checksum = opt.checksum;
+  if (job.listener) job.listener->on_start(summary);
+
+  auto start = Clock::now();
+  RateMeter meter(start);
+  for (std::uint16_t i = 0; i < opt.streams; ++i)
+    asio::co_spawn(asio::make_strand(ioc), run_data_stream(t, i, open_ok.token, data_endpoints, opt, authority),
+                   asio::detached);
+
+  std::optional<Error> failure;
+  try {
+    if (job.listener && opt.perf_interval.count() > 0) {
+      auto result = co_await (t->run_control(*control) || report_progress(*t, meter, *job.listener, opt.perf_interval));
+      summary.checksum_value = std::get<0>(result);
+    } else {
+      summary.checksum_value = co_await t->run_control(*control);
+    }
+  } catch (const Error& e) {
+    failure = e;
+  }
+  if (failure) {
+    t->fail(*failure);
+    co_await net::send_error_quietly(*control, *failure);
+    throw *failure;
+  }
+  summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  summary.local_buffers = t->stream(0).local;
+  summary.remote_buffers = t->stream(0).remote;
+  for (std::size_t i = 0; i < t->stream_count(); ++i) {
+    const auto& w = t->stream(i).local.warning;
+    if (!w.empty()) {
+      summary.warnings.push_back(w);
+      break;
+    }
+  }
+  if (job.listener) {
+    for (const auto& w : summary.warnings) job.listener->on_warning(w);
+    job.listener->on_finish(meter.sample(Clock::now(), t->bytes_moved()), summary);
+  }
+}
+
+void validate(const ClientOptions& opt) {
+  if (opt.streams < 1 || opt.streams > wire::max_streams)
+    throw Error(Errc::usage, "--streams " + std::to_string(opt.streams) + " is out of range: use 1 to 64");
+  if (opt.block_size < 1024 * 1024 || opt.block_size > wire::max_block_size)
+    throw Error(Errc::usage, "--block-size " + std::to_string(opt.block_size) + " is out of range: use 1M to 16M");
+}
+
+TransferSummary run(Job job) {
+  validate(job.options);
+  asio::io_context ioc;
+  std::exception_ptr failure;
+  asio::co_spawn(asio::make_strand(ioc), run_job(ioc, job), [&](std::exception_ptr e) { failure = e; });
+  unsigned threads = job.options.threads;
+  if (threads == 0) threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), job.options.streams));
+  std::vector<std::thread> workers;
+  for (unsigned i = 1; i < threads; ++i) workers.emplace_back([&ioc] { ioc.run(); });
+  ioc.run();
+  for (auto& w : workers) w.join();
+  if (failure) std::rethrow_exception(failure);
+  return job.summary;
+}
+
+}  // namespace
+
+TransferSummary put_file(const std::string& local, const Url& remote, const ClientOptions& options,
+                         ProgressListener* listener) {
+  Url target = remote;
+  if (target.trailing_slash) target.path += basename_of(local);
+  Job job{Direction::put, local, target, options, listener, {}};
+  job.summary.direction = Direction::put;
+  job.summary.source = local;
+  job.summary.destination = target.to_string();
+  return run(std::move(job));
+}
+
+TransferSummary get_file(const Url& remote, const std::string& local, const ClientOptions& options,
+                         ProgressListener* listener) {
+  if (remote.trailing_slash)
+    throw Error(Errc::usage, remote.to_string() + ": names a directory; name a file (or use -r once it exists)");
+  std::string target = local;
+  if (target.ends_with('/') || is_directory(target)) {
+    if (!target.ends_with('/')) target += '/';
+    target += basename_of(remote.path);
+  }
+  Job job{Direction::get, target, remote, options, listener, {}};
+  job.summary.direction = Direction::get;
+  job.summary.source = remote.to_string();
+  job.summary.destination = target;
+  return run(std::move(job));
+}
+
+}  // namespace pxfer

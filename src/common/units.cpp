@@ -1,0 +1,82 @@
+#include "pxfer/units.hpp"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace pxfer {
+namespace {
+
+// Splits "12.5M" into the number and the suffix; the number must be non-negative decimal.
+bool split_number(std::string_view text, double& value, std::string_view& suffix) {
+  std::size_t i = 0;
+  bool digits = false;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) {
+    digits = digits || std::isdigit(static_cast<unsigned char>(text[i]));
+    ++i;
+  }
+  if (!digits) return false;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + i, value);
+  if (ec != std::errc{} || ptr != text.data() + i) return false;
+  suffix = text.substr(i);
+  return true;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> parse_size(std::string_view text) {
+  double value = 0;
+  std::string_view suffix;
+  if (!split_number(text, value, suffix)) return std::nullopt;
+  std::string s = lower(suffix);
+  double mult = 1;
+  if (s.empty() || s == "b") mult = 1;
+  else if (s == "k" || s == "kb" || s == "kib") mult = 1024.0;
+  else if (s == "m" || s == "mb" || s == "mib") mult = 1024.0 * 1024;
+  else if (s == "g" || s == "gb" || s == "gib") mult = 1024.0 * 1024 * 1024;
+  else if (s == "t" || s == "tb" || s == "tib") mult = 1024.0 * 1024 * 1024 * 1024;
+  else return std::nullopt;
+  double bytes = value * mult;
+  if (!std::isfinite(bytes) || bytes >= 18446744073709551615.0) return std::nullopt;
+  if (bytes != std::floor(bytes)) return std::nullopt;  // "1.3" bytes makes no sense
+  return static_cast<std::uint64_t>(bytes);
+}
+
+std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
+  double value = 0;
+  std::string_view suffix;
+  if (!split_number(text, value, suffix)) return std::nullopt;
+  std::string s = lower(suffix);
+  double ms = 0;
+  if (s.empty() || s == "s") ms = value * 1000;
+  else if (s == "ms") ms = value;
+  else if (s == "m" || s == "min") ms = value * 60'000;
+  else if (s == "h") ms = value * 3'600'000;
+  else return std::nullopt;
+  if (!std::isfinite(ms) || ms > 1e15) return std::nullopt;
+  return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(ms)));
+}
+
+std::string format_size(std::uint64_t bytes) {
+  static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  if (u == 0 || v == std::floor(v)) std::snprintf(buf, sizeof buf, "%.0f %s", v, units[u]);
+  else std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+  return buf;
+}
+
+}  // namespace pxfer

@@ -1,0 +1,107 @@
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "pxfer/error.hpp"
+#include "pxfer/file_io.hpp"
+
+namespace pxfer {
+namespace {
+
+int openat2_beneath(int dirfd, const std::string& path, int flags, unsigned mode) {
+  open_how how{};
+  how.flags = static_cast<std::uint64_t>(flags) | O_CLOEXEC;
+  how.mode = (flags & O_CREAT) ? mode : 0;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+  long fd;
+  do fd = ::syscall(SYS_openat2, dirfd, path.c_str(), &how, sizeof how);
+  while (fd < 0 && errno == EINTR);
+  return static_cast<int>(fd);
+}
+
+std::string describe_open_error(const std::string& path, int err) {
+  if (err == EXDEV || err == ELOOP) return path + ": refused: the path leaves the export root";
+  return path + ": " + errno_text(err);
+}
+
+}  // namespace
+
+void check_relative_path(const std::string& path) {
+  if (path.empty()) throw Error(Errc::usage, "empty path: name a file below the export root");
+  if (path.find('\0') != std::string::npos) throw Error(Errc::usage, "path contains a NUL byte");
+  if (path.front() == '/')
+    throw Error(Errc::permission, path + ": refused: absolute paths are not allowed, paths are relative to the export root");
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    if (path.compare(start, end - start, "..") == 0)
+      throw Error(Errc::permission, path + ": refused: '..' would leave the export root");
+    start = end + 1;
+  }
+}
+
+Directory Directory::open_root(const std::string& path, bool confined) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    throw Error(errc_from_errno(err), "cannot open directory " + path + ": " + errno_text(err));
+  }
+  return Directory(fd, confined, path);
+}
+
+Directory Directory::current() { return open_root(".", false); }
+
+Directory::Directory(Directory&& other) noexcept
+    : fd_(other.fd_), confined_(other.confined_), display_(std::move(other.display_)) {
+  other.fd_ = -1;
+}
+
+Directory& Directory::operator=(Directory&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.fd_;
+    confined_ = other.confined_;
+    display_ = std::move(other.display_);
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+Directory::~Directory() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+int Directory::open_file(const std::string& relative, int flags, unsigned mode) const {
+  int fd;
+  if (confined_) {
+    check_relative_path(relative);
+    fd = openat2_beneath(fd_, relative, flags, mode);
+  } else {
+    do fd = ::openat(fd_, relative.c_str(), flags | O_CLOEXEC, mode);
+    while (fd < 0 && errno == EINTR);
+  }
+  if (fd < 0) {
+    int err = errno;
+    throw Error(errc_from_errno(err), describe_open_error(relative, err));
+  }
+  return fd;
+}
+
+int Directory::open_parent(const std::string& relative, std::string& leaf) const {
+  std::string path = relative;
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  auto slash = path.rfind('/');
+  std::string parent = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  leaf = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (leaf.empty() || leaf == "." || leaf == "..")
+    throw Error(Errc::usage, relative + ": not a file name");
+  if (confined_) check_relative_path(relative);
+  return open_file(parent, O_RDONLY | O_DIRECTORY);
+}
+
+}  // namespace pxfer

@@ -1,0 +1,39 @@
+#pragma once
+// A byte stream to the peer (control or data). Plain TCP now; TLS implements the same interface,
+// so framing and the engine never know which one they talk through.
+#include <atomic>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace pxfer::net {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+template <class T>
+using awaitable = asio::awaitable<T>;
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  virtual ~Connection() = default;
+  // Reads exactly out.size() bytes, adding to `progress` as they arrive. Throws Error(network)
+  // on EOF or failure, naming the peer.
+  virtual awaitable<void> read_exact(std::span<std::uint8_t> out, std::atomic<std::uint64_t>* progress = nullptr) = 0;
+  virtual awaitable<void> write_all(std::span<const std::uint8_t> data, std::atomic<std::uint64_t>* progress = nullptr) = 0;
+  // Closes from the connection's own executor; safe to call from any thread, more than once.
+  virtual void close() = 0;
+  virtual tcp::socket& socket() = 0;
+  const std::string& peer() const { return peer_; }
+
+ protected:
+  std::string peer_;
+};
+
+std::shared_ptr<Connection> make_tcp_connection(tcp::socket socket);
+// "127.0.0.1:5000" / "[::1]:5000"
+std::string endpoint_text(const tcp::endpoint& ep);
+
+}  // namespace pxfer::net

@@ -1,0 +1,67 @@
+#include "frame_io.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <vector>
+
+namespace pxfer::net {
+
+awaitable<wire::FrameHeader> read_header(Connection& conn) {
+  std::array<std::uint8_t, wire::header_size> bytes{};
+  co_await conn.read_exact(bytes);
+  wire::FrameHeader header;
+  auto status = wire::decode_header(bytes, header);
+  if (status != wire::DecodeStatus::ok)
+    throw Error(Errc::protocol, "bad frame from " + conn.peer() + ": " + wire::to_string(status) +
+                                    " (is this a pxfer server?)");
+  co_return header;
+}
+
+awaitable<wire::Message> read_payload(Connection& conn, const wire::FrameHeader& header) {
+  if (header.type == wire::FrameType::block)
+    throw Error(Errc::protocol, "unexpected BLOCK frame from " + conn.peer());
+  // decode_header bounded the length, so this allocation is at most max_control_payload.
+  std::vector<std::uint8_t> payload(header.length);
+  co_await conn.read_exact(payload);
+  wire::Message message;
+  auto status = wire::decode_message(header, payload, message);
+  if (status != wire::DecodeStatus::ok)
+    throw Error(Errc::protocol, std::string("bad ") + wire::type_name(header.type) + " frame from " + conn.peer() +
+                                    ": " + wire::to_string(status));
+  co_return message;
+}
+
+awaitable<wire::Message> read_message(Connection& conn) {
+  auto header = co_await read_header(conn);
+  co_return co_await read_payload(conn, header);
+}
+
+namespace {
+// Wrapped in an optional on purpose: Asio's || flattens a std::variant result into its own.
+awaitable<std::optional<wire::Message>> read_optional(Connection& conn) { co_return co_await read_message(conn); }
+}  // namespace
+
+awaitable<std::optional<wire::Message>> read_message_within(Connection& conn, std::chrono::milliseconds timeout) {
+  using namespace asio::experimental::awaitable_operators;
+  asio::steady_timer deadline(co_await asio::this_coro::executor, timeout);
+  auto result = co_await (read_optional(conn) || deadline.async_wait(asio::as_tuple(asio::use_awaitable)));
+  if (result.index() == 1) co_return std::nullopt;
+  co_return std::move(std::get<0>(result));
+}
+
+awaitable<void> send_message(Connection& conn, const wire::Message& message) {
+  auto bytes = wire::encode(message);
+  co_await conn.write_all(bytes);
+}
+
+awaitable<void> send_error_quietly(Connection& conn, const Error& error) {
+  try {
+    wire::Message message = wire::ErrorMsg{static_cast<std::uint16_t>(error.code()), error.what()};
+    co_await send_message(conn, message);
+  } catch (...) {
+  }
+}
+
+}  // namespace pxfer::net

@@ -1,0 +1,32 @@
+#pragma once
+// Frames over a Connection: read and write whole messages, turning a peer's ERROR frame and
+// unexpected frames into pxfer::Error.
+#include <chrono>
+#include <optional>
+
+#include "connection.hpp"
+#include "pxfer/error.hpp"
+#include "pxfer/wire.hpp"
+
+namespace pxfer::net {
+
+awaitable<wire::FrameHeader> read_header(Connection& conn);
+// The payload of a non-block frame whose header was already read.
+awaitable<wire::Message> read_payload(Connection& conn, const wire::FrameHeader& header);
+awaitable<wire::Message> read_message(Connection& conn);
+awaitable<void> send_message(Connection& conn, const wire::Message& message);
+// read_message with a deadline: nullopt when nothing complete arrived in time.
+awaitable<std::optional<wire::Message>> read_message_within(Connection& conn, std::chrono::milliseconds timeout);
+
+// Throws the peer's error for ErrorMsg, a protocol error for any other type than T.
+template <class T>
+T expect(wire::Message&& message, const std::string& peer) {
+  if (auto* t = std::get_if<T>(&message)) return std::move(*t);
+  if (auto* e = std::get_if<wire::ErrorMsg>(&message)) throw Error(errc_from_wire(e->code), peer + ": " + e->message);
+  throw Error(Errc::protocol, std::string("unexpected ") + wire::type_name(wire::type_of(message)) + " from " + peer);
+}
+
+// Sends an ERROR frame, ignoring failure: used on the way out of a failed transfer.
+awaitable<void> send_error_quietly(Connection& conn, const Error& error);
+
+}  // namespace pxfer::net

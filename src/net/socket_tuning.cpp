@@ -1,0 +1,78 @@
+#include <linux/sockios.h>
+#include <netinet/in.h>
+#include <linux/tcp.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
+#include "pxfer/socket_tuning.hpp"
+#include "pxfer/units.hpp"
+
+namespace pxfer {
+namespace {
+std::uint32_t get_int(int fd, int level, int name) {
+  int v = 0;
+  socklen_t len = sizeof v;
+  if (::getsockopt(fd, level, name, &v, &len) != 0) return 0;
+  return static_cast<std::uint32_t>(v);
+}
+}  // namespace
+
+BufferGrant apply_window(int fd, std::uint32_t window) {
+  if (window > 0) {
+    int v = static_cast<int>(window);
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof v);
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof v);
+  }
+  return read_buffers(fd, window);
+}
+
+BufferGrant read_buffers(int fd, std::uint32_t requested) {
+  BufferGrant g;
+  g.requested = requested;
+  g.sndbuf = get_int(fd, SOL_SOCKET, SO_SNDBUF);
+  g.rcvbuf = get_int(fd, SOL_SOCKET, SO_RCVBUF);
+  if (requested > 0) {
+    // Linux grants twice the request unless net.core.{w,r}mem_max caps it.
+    std::string clamped;
+    if (g.sndbuf < 2ull * requested) clamped += "send buffer to " + format_size(g.sndbuf / 2) + " (raise net.core.wmem_max)";
+    if (g.rcvbuf < 2ull * requested) {
+      if (!clamped.empty()) clamped += ", ";
+      clamped += "receive buffer to " + format_size(g.rcvbuf / 2) + " (raise net.core.rmem_max)";
+    }
+    if (!clamped.empty()) g.warning = "the kernel clamped the requested window " + format_size(requested) + ": " + clamped;
+  }
+  return g;
+}
+
+std::string describe(const BufferGrant& grant) {
+  std::string s = "snd " + format_size(grant.sndbuf) + " / rcv " + format_size(grant.rcvbuf);
+  return grant.requested == 0 ? "auto (" + s + ")" : s;
+}
+
+bool read_tcp_info(int fd, TcpSnapshot& out) {
+  tcp_info info{};
+  socklen_t len = sizeof info;
+  if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0) return false;
+  out.cwnd_segments = info.tcpi_snd_cwnd;
+  out.mss = info.tcpi_snd_mss;
+  out.rtt_us = info.tcpi_rtt;
+  out.rttvar_us = info.tcpi_rttvar;
+  out.total_retrans = info.tcpi_total_retrans;
+  out.snd_wscale = info.tcpi_snd_wscale;
+  out.rcv_wscale = info.tcpi_rcv_wscale;
+  out.delivery_rate = info.tcpi_delivery_rate;
+  int outq = 0, nsd = 0;
+  if (::ioctl(fd, SIOCOUTQ, &outq) == 0) out.outq_bytes = static_cast<std::uint32_t>(outq);
+  if (::ioctl(fd, SIOCOUTQNSD, &nsd) == 0) out.unsent_bytes = static_cast<std::uint32_t>(nsd);
+  return true;
+}
+
+void enable_keepalive(int fd, int idle_seconds) {
+  int on = 1, idle = idle_seconds, interval = idle_seconds / 3 > 0 ? idle_seconds / 3 : 1, count = 3;
+  ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
+}
+
+}  // namespace pxfer

@@ -1,0 +1,78 @@
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "connection.hpp"
+#include "pxfer/error.hpp"
+
+namespace pxfer::net {
+namespace {
+
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+// Large writes are cut so progress counters (rate lines) move smoothly even with 16 MiB blocks.
+constexpr std::size_t chunk = 1 << 20;
+
+class TcpConnection final : public Connection {
+ public:
+  explicit TcpConnection(tcp::socket socket) : socket_(std::move(socket)) {
+    boost::system::error_code ec;
+    auto ep = socket_.remote_endpoint(ec);
+    peer_ = ec ? "unknown peer" : endpoint_text(ep);
+    socket_.set_option(tcp::no_delay(true), ec);
+  }
+
+  awaitable<void> read_exact(std::span<std::uint8_t> out, std::atomic<std::uint64_t>* progress) override {
+    std::size_t done = 0;
+    while (done < out.size()) {
+      auto [ec, n] = co_await socket_.async_read_some(
+          asio::buffer(out.data() + done, std::min(out.size() - done, chunk)), use_tuple);
+      if (ec) throw lost(ec);
+      done += n;
+      if (progress) progress->fetch_add(n, std::memory_order_relaxed);
+    }
+  }
+
+  awaitable<void> write_all(std::span<const std::uint8_t> data, std::atomic<std::uint64_t>* progress) override {
+    std::size_t done = 0;
+    while (done < data.size()) {
+      auto [ec, n] = co_await socket_.async_write_some(
+          asio::buffer(data.data() + done, std::min(data.size() - done, chunk)), use_tuple);
+      if (ec) throw lost(ec);
+      done += n;
+      if (progress) progress->fetch_add(n, std::memory_order_relaxed);
+    }
+  }
+
+  void close() override {
+    // Runs on the socket's strand; the shared_ptr keeps the socket alive until then.
+    asio::post(socket_.get_executor(), [self = shared_from_this(), this] {
+      boost::system::error_code ignored;
+      socket_.shutdown(tcp::socket::shutdown_both, ignored);
+      socket_.close(ignored);
+    });
+  }
+
+  tcp::socket& socket() override { return socket_; }
+
+ private:
+  Error lost(const boost::system::error_code& ec) const {
+    if (ec == asio::error::eof) return Error(Errc::network, "connection to " + peer_ + " closed by the peer");
+    if (ec == asio::error::operation_aborted) return Error(Errc::network, "connection to " + peer_ + " was aborted");
+    return Error(Errc::network, "connection to " + peer_ + " lost: " + ec.message());
+  }
+  tcp::socket socket_;
+};
+
+}  // namespace
+
+std::shared_ptr<Connection> make_tcp_connection(tcp::socket socket) {
+  return std::make_shared<TcpConnection>(std::move(socket));
+}
+
+std::string endpoint_text(const tcp::endpoint& ep) {
+  auto addr = ep.address();
+  std::string host = addr.is_v6() ? "[" + addr.to_string() + "]" : addr.to_string();
+  return host + ":" + std::to_string(ep.port());
+}
+
+}  // namespace pxfer::net

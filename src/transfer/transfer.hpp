@@ -1,0 +1,108 @@
+#pragma once
+// The engine: one file moving over N data streams plus the control connection. A Transfer either
+// sends (reads blocks from a FileSource) or receives (writes them into a FileSink); the client
+// and the server use the very same object, so a put is a get seen from the other side.
+#include <atomic>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/experimental/concurrent_channel.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "net/connection.hpp"
+#include "pxfer/block_planner.hpp"
+#include "pxfer/checksum.hpp"
+#include "pxfer/error.hpp"
+#include "pxfer/file_io.hpp"
+#include "pxfer/socket_tuning.hpp"
+
+namespace pxfer::transfer {
+
+using net::awaitable;
+using net::Connection;
+
+// Figures of one data stream, written by its coroutine and read by reporters on other threads.
+struct StreamStats {
+  std::atomic<std::uint64_t> bytes{0};  // payload bytes written (sender) or read (receiver)
+  std::atomic<std::uint64_t> blocks{0};
+  std::atomic<int> fd{-1};              // for TCP_INFO while the stream is open
+  BufferGrant local;                    // set before the stream runs
+  BufferGrant remote;
+};
+
+struct Settings {
+  ChecksumAlgo checksum = ChecksumAlgo::adler32;
+  std::uint32_t block_size = 4 << 20;
+  std::uint16_t streams = 4;
+  std::uint32_t window = 0;
+  std::chrono::milliseconds attach_timeout{30'000};
+};
+
+enum class Role { send, receive };
+
+class Transfer : public std::enable_shared_from_this<Transfer> {
+ public:
+  static std::shared_ptr<Transfer> sending(boost::asio::any_io_executor ex, FileSource source, Settings settings);
+  static std::shared_ptr<Transfer> receiving(boost::asio::any_io_executor ex, std::unique_ptr<FileSink> sink,
+                                             Settings settings);
+  ~Transfer();
+
+  Role role() const { return role_; }
+  const Settings& settings() const { return settings_; }
+  std::uint64_t file_size() const { return planner_.file_size(); }
+  StreamStats& stream(std::size_t index) { return *stats_[index]; }
+  std::size_t stream_count() const { return stats_.size(); }
+  std::uint64_t bytes_moved() const;
+
+  // Reserves stream slot `index` for a data connection; false if out of range or taken.
+  bool claim_stream(std::uint16_t index);
+  // Moves blocks over one data connection until this side has nothing more to do on it.
+  awaitable<void> run_stream(std::shared_ptr<Connection> conn, std::uint16_t index);
+  // The control connection's part: the sender waits for every block to be acknowledged, then
+  // sends COMMIT and awaits the receiver's RESULT; the receiver awaits COMMIT while its streams
+  // finish, verifies the checksum, renames the file into place and answers RESULT.
+  // Returns the verified checksum (hex; empty with --checksum none).
+  awaitable<std::string> run_control(Connection& control);
+
+  // Ends the transfer with `error` (the first one wins): closes every data connection and removes
+  // the temporary file.
+  void fail(const Error& error);
+  // Starts the watchdog that fails the transfer if not every stream attached in time.
+  void arm_attach_deadline();
+
+ private:
+  Transfer(boost::asio::any_io_executor ex, Role role, Settings settings, std::uint64_t size);
+  awaitable<void> send_blocks(Connection& conn, StreamStats& stats);
+  awaitable<void> receive_acks(Connection& conn);
+  awaitable<void> receive_blocks(Connection& conn, StreamStats& stats);
+  awaitable<void> wait_streams();
+  awaitable<void> watch_peer(Connection& control);
+  awaitable<std::string> commit_as_sender(Connection& control);
+  awaitable<std::string> commit_as_receiver(Connection& control);
+  void stream_finished();
+  void signal_done();
+  void cancel_attach_deadline();
+
+  const Role role_;
+  const Settings settings_;
+  BlockPlanner planner_;  // sender: what to send and what was acknowledged; receiver: what arrived
+  std::optional<FileSource> source_;
+  std::unique_ptr<FileSink> sink_;
+  std::unique_ptr<FileDigest> digest_;
+  std::vector<std::unique_ptr<StreamStats>> stats_;
+
+  std::mutex mutex_;
+  std::vector<bool> claimed_;
+  std::vector<std::weak_ptr<Connection>> connections_;
+  std::size_t finished_ = 0;
+  std::optional<Error> error_;
+  bool done_signalled_ = false;
+  boost::asio::experimental::concurrent_channel<void(boost::system::error_code)> done_;
+  boost::asio::any_io_executor executor_;
+  std::shared_ptr<boost::asio::steady_timer> attach_timer_;  // lives on executor_
+};
+
+}  // namespace pxfer::transfer

@@ -1,0 +1,289 @@
+#include "pxfer/wire.hpp"
+
+#include "byte_codec.hpp"
+
+namespace pxfer::wire {
+namespace {
+
+using detail::Reader;
+using detail::Writer;
+
+// Each message's layout is written once, as a list of fields, and serves both the encoder and the
+// decoder: the two can never disagree.
+struct Encode {
+  Writer w;
+  void u8(const std::uint8_t& v) { w.u8(v); }
+  void u16(const std::uint16_t& v) { w.u16(v); }
+  void u32(const std::uint32_t& v) { w.u32(v); }
+  void u64(const std::uint64_t& v) { w.u64(v); }
+  void token(const Token& t) { w.bytes(t); }
+  void str(const std::string& s, std::size_t limit) { w.str(s.size() > limit ? s.substr(0, limit) : s); }
+};
+struct Decode {
+  Reader r;
+  void u8(std::uint8_t& v) { v = r.u8(); }
+  void u16(std::uint16_t& v) { v = r.u16(); }
+  void u32(std::uint32_t& v) { v = r.u32(); }
+  void u64(std::uint64_t& v) { v = r.u64(); }
+  void token(Token& t) { r.bytes(t); }
+  void str(std::string& s, std::size_t limit) { s = r.str(limit); }
+};
+
+template <class IO, class M>
+void enum8(IO& io, M& e) {
+  auto v = static_cast<std::uint8_t>(e);
+  io.u8(v);
+  e = static_cast<M>(v);
+}
+
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Hello> {
+  std::uint32_t mg = magic;  // checked by decode_message before the fields are read
+  io.u32(mg);
+  io.u16(m.version);
+  io.u16(m.min_version);
+  io.u64(m.capabilities);
+  io.str(m.agent, 256);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, HelloOk> {
+  io.u16(m.version);
+  io.u64(m.capabilities);
+  io.str(m.agent, 256);
+  io.u32(m.max_block);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Open> {
+  if constexpr (std::is_same_v<IO, Decode>) enum8(io, m.direction);
+  else io.u8(static_cast<std::uint8_t>(m.direction));
+  io.u8(m.checksum);
+  io.u32(m.flags);
+  io.u16(m.streams);
+  io.u32(m.block_size);
+  io.u32(m.window);
+  io.u64(m.size);
+  io.str(m.path, max_path_length);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, OpenOk> {
+  io.token(m.token);
+  io.u64(m.size);
+  io.u32(m.block_size);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Attach> {
+  io.token(m.token);
+  io.u16(m.stream);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, AttachOk> {
+  io.u32(m.sndbuf);
+  io.u32(m.rcvbuf);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Ack> {
+  io.u64(m.offset);
+  io.u32(m.length);
+}
+template <class IO, class H> void fields(IO&, H&) requires std::same_as<std::remove_const_t<H>, End> {}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Commit> {
+  io.u64(m.bytes);
+  io.u8(m.checksum);
+  io.str(m.value, 128);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Result> {
+  io.u16(m.code);
+  io.str(m.value, 128);
+  io.str(m.message, max_text_length);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, ErrorMsg> {
+  io.u16(m.code);
+  io.str(m.message, max_text_length);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Ping> { io.u64(m.nonce); }
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Pong> { io.u64(m.nonce); }
+
+template <class M> constexpr FrameType type_for();
+template <> constexpr FrameType type_for<Hello>() { return FrameType::hello; }
+template <> constexpr FrameType type_for<HelloOk>() { return FrameType::hello_ok; }
+template <> constexpr FrameType type_for<Open>() { return FrameType::open; }
+template <> constexpr FrameType type_for<OpenOk>() { return FrameType::open_ok; }
+template <> constexpr FrameType type_for<Attach>() { return FrameType::attach; }
+template <> constexpr FrameType type_for<AttachOk>() { return FrameType::attach_ok; }
+template <> constexpr FrameType type_for<Ack>() { return FrameType::ack; }
+template <> constexpr FrameType type_for<End>() { return FrameType::end; }
+template <> constexpr FrameType type_for<Commit>() { return FrameType::commit; }
+template <> constexpr FrameType type_for<Result>() { return FrameType::result; }
+template <> constexpr FrameType type_for<ErrorMsg>() { return FrameType::error; }
+template <> constexpr FrameType type_for<Ping>() { return FrameType::ping; }
+template <> constexpr FrameType type_for<Pong>() { return FrameType::pong; }
+
+void put_header(std::uint8_t* out, FrameType type, std::uint32_t length) {
+  std::vector<std::uint8_t> tmp;
+  Writer w(tmp);
+  w.u32(length);
+  w.u16(static_cast<std::uint16_t>(type));
+  w.u16(0);
+  std::copy(tmp.begin(), tmp.end(), out);
+}
+
+template <class M>
+DecodeStatus decode_as(std::span<const std::uint8_t> payload, Message& out) {
+  M m{};
+  Decode io{Reader(payload)};
+  fields(io, m);
+  if (io.r.too_long()) return DecodeStatus::too_long;
+  if (io.r.truncated()) return DecodeStatus::truncated;
+  if (!io.r.at_end()) return DecodeStatus::trailing_bytes;
+  out = std::move(m);
+  return DecodeStatus::ok;
+}
+
+}  // namespace
+
+const char* to_string(DecodeStatus status) noexcept {
+  switch (status) {
+    case DecodeStatus::ok: return "ok";
+    case DecodeStatus::truncated: return "truncated frame";
+    case DecodeStatus::unknown_type: return "unknown frame type";
+    case DecodeStatus::too_long: return "length over limit";
+    case DecodeStatus::bad_field: return "invalid field value";
+    case DecodeStatus::trailing_bytes: return "trailing bytes after message";
+  }
+  return "?";
+}
+
+const char* type_name(FrameType type) noexcept {
+  switch (type) {
+    case FrameType::hello: return "HELLO";
+    case FrameType::hello_ok: return "HELLO_OK";
+    case FrameType::open: return "OPEN";
+    case FrameType::open_ok: return "OPEN_OK";
+    case FrameType::attach: return "ATTACH";
+    case FrameType::attach_ok: return "ATTACH_OK";
+    case FrameType::block: return "BLOCK";
+    case FrameType::ack: return "ACK";
+    case FrameType::end: return "END";
+    case FrameType::commit: return "COMMIT";
+    case FrameType::result: return "RESULT";
+    case FrameType::error: return "ERROR";
+    case FrameType::ping: return "PING";
+    case FrameType::pong: return "PONG";
+  }
+  return "UNKNOWN";
+}
+
+std::uint32_t max_payload(FrameType type) noexcept {
+  switch (type) {
+    case FrameType::block: return static_cast<std::uint32_t>(block_header_size) + max_block_size;
+    case FrameType::ack: return 12;
+    case FrameType::end: return 0;
+    case FrameType::ping:
+    case FrameType::pong: return 8;
+    case FrameType::attach: return token_size + 2;
+    case FrameType::attach_ok: return 8;
+    case FrameType::hello:
+    case FrameType::hello_ok:
+    case FrameType::open:
+    case FrameType::open_ok:
+    case FrameType::commit:
+    case FrameType::result:
+    case FrameType::error: return max_control_payload;
+  }
+  return 0;
+}
+
+DecodeStatus decode_header(std::span<const std::uint8_t> bytes, FrameHeader& out) noexcept {
+  if (bytes.size() < header_size) return DecodeStatus::truncated;
+  Reader r(bytes.first(header_size));
+  std::uint32_t length = r.u32();
+  auto type = static_cast<FrameType>(r.u16());
+  std::uint16_t flags = r.u16();
+  std::uint32_t limit = max_payload(type);
+  if (limit == 0 && type != FrameType::end) return DecodeStatus::unknown_type;
+  if (length > limit) return DecodeStatus::too_long;
+  out = FrameHeader{type, flags, length};
+  return DecodeStatus::ok;
+}
+
+DecodeStatus decode_message(const FrameHeader& header, std::span<const std::uint8_t> payload, Message& out) {
+  if (payload.size() < header.length) return DecodeStatus::truncated;
+  payload = payload.first(header.length);
+  DecodeStatus st = DecodeStatus::unknown_type;
+  switch (header.type) {
+    case FrameType::hello: {
+      // The magic is checked here rather than in fields() so a wrong one reads as bad_field.
+      Reader r(payload);
+      if (r.u32() != magic) return r.truncated() ? DecodeStatus::truncated : DecodeStatus::bad_field;
+      st = decode_as<Hello>(payload, out);
+      break;
+    }
+    case FrameType::hello_ok: st = decode_as<HelloOk>(payload, out); break;
+    case FrameType::open: {
+      st = decode_as<Open>(payload, out);
+      if (st == DecodeStatus::ok) {
+        auto& o = std::get<Open>(out);
+        if ((o.direction != Direction::put && o.direction != Direction::get) || o.streams == 0 ||
+            o.streams > max_streams || o.block_size < min_block_size || o.block_size > max_block_size)
+          return DecodeStatus::bad_field;
+      }
+      break;
+    }
+    case FrameType::open_ok: st = decode_as<OpenOk>(payload, out); break;
+    case FrameType::attach: st = decode_as<Attach>(payload, out); break;
+    case FrameType::attach_ok: st = decode_as<AttachOk>(payload, out); break;
+    case FrameType::ack: st = decode_as<Ack>(payload, out); break;
+    case FrameType::end: st = decode_as<End>(payload, out); break;
+    case FrameType::commit: st = decode_as<Commit>(payload, out); break;
+    case FrameType::result: st = decode_as<Result>(payload, out); break;
+    case FrameType::error: st = decode_as<ErrorMsg>(payload, out); break;
+    case FrameType::ping: st = decode_as<Ping>(payload, out); break;
+    case FrameType::pong: st = decode_as<Pong>(payload, out); break;
+    case FrameType::block: return DecodeStatus::bad_field;  // blocks go through decode_block_header
+  }
+  return st;
+}
+
+DecodeStatus decode_block_header(const FrameHeader& header, std::span<const std::uint8_t> payload,
+                                 BlockHeader& out) noexcept {
+  if (header.type != FrameType::block) return DecodeStatus::bad_field;
+  if (header.length < block_header_size) return DecodeStatus::truncated;
+  if (payload.size() < block_header_size) return DecodeStatus::truncated;
+  Reader r(payload.first(block_header_size));
+  BlockHeader b;
+  b.offset = r.u64();
+  b.raw_length = r.u32();
+  b.flags = r.u32();
+  b.wire_length = header.length - static_cast<std::uint32_t>(block_header_size);
+  if (b.raw_length == 0 || b.raw_length > max_block_size) return DecodeStatus::bad_field;
+  if ((b.flags & ~std::uint32_t{block_compressed_zstd}) != 0) return DecodeStatus::bad_field;
+  if (!(b.flags & block_compressed_zstd) && b.wire_length != b.raw_length) return DecodeStatus::bad_field;
+  if (b.offset > UINT64_MAX - b.raw_length) return DecodeStatus::bad_field;
+  out = b;
+  return DecodeStatus::ok;
+}
+
+FrameType type_of(const Message& message) noexcept {
+  return std::visit([](const auto& m) { return type_for<std::decay_t<decltype(m)>>(); }, message);
+}
+
+std::vector<std::uint8_t> encode(const Message& message) {
+  std::vector<std::uint8_t> out(header_size);
+  std::visit(
+      [&](const auto& m) {
+        Encode io{Writer(out)};
+        fields(io, m);
+      },
+      message);
+  put_header(out.data(), type_of(message), static_cast<std::uint32_t>(out.size() - header_size));
+  return out;
+}
+
+std::array<std::uint8_t, header_size + block_header_size> encode_block_header(const BlockHeader& block) {
+  std::vector<std::uint8_t> tmp;
+  Writer w(tmp);
+  w.u32(static_cast<std::uint32_t>(block_header_size) + block.wire_length);
+  w.u16(static_cast<std::uint16_t>(FrameType::block));
+  w.u16(0);
+  w.u64(block.offset);
+  w.u32(block.raw_length);
+  w.u32(block.flags);
+  std::array<std::uint8_t, header_size + block_header_size> out{};
+  std::copy(tmp.begin(), tmp.end(), out.begin());
+  return out;
+}
+
+}  // namespace pxfer::wire

@@ -1,0 +1,107 @@
+// pxfer: put and get files over N parallel TCP streams. Parses options into ClientOptions and
+// hands them to the library; every failure is one line on stderr and a distinct exit code.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "cli_support.hpp"
+#include "pxfer/client.hpp"
+#include "pxfer/error.hpp"
+#include "pxfer/progress_printer.hpp"
+
+using namespace pxfer;
+
+namespace {
+
+struct CommonArgs {
+  unsigned streams = default_streams;
+  std::string block_size = "4M";
+  std::string window = "0";
+  double perf_interval = 1.0;
+  std::string checksum = "adler32";
+  bool overwrite = false;
+  bool quiet = false;
+  bool verbose = false;
+};
+
+void add_common(CLI::App& cmd, CommonArgs& a) {
+  cmd.add_option("-p,--streams", a.streams, "parallel TCP data streams (1-64)")->capture_default_str();
+  cmd.add_option("--block-size", a.block_size, "block size, 1M-16M (K/M/G = 1024-based)")->capture_default_str();
+  cmd.add_option("-w,--window", a.window, "SO_SNDBUF/SO_RCVBUF on every data stream, both ends; 0 = kernel autotuning")
+      ->capture_default_str();
+  cmd.add_option("--perf-interval", a.perf_interval, "seconds between rate lines")->capture_default_str();
+  cmd.add_option("--checksum", a.checksum, "whole-file checksum: adler32, sha256 or none")->capture_default_str();
+  cmd.add_flag("--overwrite", a.overwrite, "replace an existing destination");
+  cmd.add_flag("-q,--quiet", a.quiet, "print nothing but errors");
+  cmd.add_flag("-v,--verbose", a.verbose, "print debugging detail on stderr");
+}
+
+ClientOptions to_options(const CommonArgs& a) {
+  ClientOptions o;
+  if (a.streams < 1 || a.streams > 64) throw Error(Errc::usage, "--streams " + std::to_string(a.streams) + ": use 1 to 64");
+  o.streams = static_cast<std::uint16_t>(a.streams);
+  auto block = cli::size_option("--block-size", a.block_size);
+  if (block < (1u << 20) || block > (16u << 20))
+    throw Error(Errc::usage, "--block-size " + a.block_size + ": use 1M to 16M");
+  o.block_size = static_cast<std::uint32_t>(block);
+  auto window = cli::size_option("--window", a.window);
+  if (window > (1ull << 30)) throw Error(Errc::usage, "--window " + a.window + ": at most 1G");
+  o.window = static_cast<std::uint32_t>(window);
+  if (!(a.perf_interval >= 0.05 && a.perf_interval <= 3600))
+    throw Error(Errc::usage, "--perf-interval " + std::to_string(a.perf_interval) + ": use 0.05 to 3600 seconds");
+  o.perf_interval = std::chrono::milliseconds(static_cast<long>(a.perf_interval * 1000));
+  auto algo = parse_checksum_algo(a.checksum);
+  if (!algo) throw Error(Errc::usage, "--checksum " + a.checksum + ": use adler32, sha256 or none");
+  o.checksum = *algo;
+  o.overwrite = a.overwrite;
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"pxfer: parallel-stream file transfer (client). Exit codes: see README."};
+  app.require_subcommand(1);
+  CommonArgs put_args, get_args;
+  std::string put_local, put_remote, get_remote, get_local;
+  auto* put = app.add_subcommand("put", "send LOCAL to pxfer://HOST[:PORT]/PATH");
+  put->add_option("LOCAL", put_local, "local file")->required();
+  put->add_option("URL", put_remote, "pxfer://HOST[:PORT]/PATH (a trailing / means into that directory)")->required();
+  add_common(*put, put_args);
+  auto* get = app.add_subcommand("get", "fetch pxfer://HOST[:PORT]/PATH into LOCAL");
+  get->add_option("URL", get_remote, "pxfer://HOST[:PORT]/PATH")->required();
+  get->add_option("LOCAL", get_local, "local file or directory")->required();
+  add_common(*get, get_args);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "pxfer: %s (see pxfer --help)\n", e.what());
+    return exit_code(Errc::usage);
+  }
+
+  const bool is_put = put->parsed();
+  const CommonArgs& args = is_put ? put_args : get_args;
+  cli::set_verbosity(args.verbose);
+  try {
+    ClientOptions options = to_options(args);
+    std::string why;
+    const std::string& url_text = is_put ? put_remote : get_remote;
+    auto url = parse_url(url_text, &why);
+    if (!url) throw Error(Errc::usage, url_text + ": " + why);
+    ProgressPrinter printer(stdout, ::isatty(STDOUT_FILENO) != 0, args.quiet);
+    if (is_put) put_file(put_local, *url, options, &printer);
+    else get_file(*url, get_local, options, &printer);
+    return 0;
+  } catch (const Error& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "pxfer: %s\n", e.what());
+    return exit_code(e.code());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pxfer: internal error: %s (please report it)\n", e.what());
+    return exit_code(Errc::internal);
+  }
+}
