@@ -1,0 +1,166 @@
+// pxfer-bench: the hot paths (framing, checksums) and a whole in-process loopback transfer,
+// reported in bytes/s beside a raw loopback TCP copy measured by the same binary in the same run.
+// Results and the commands that produced them: bench/results/.
+#include <benchmark/benchmark.h>
+#include <spdlog/spdlog.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "pxfer/checksum.hpp"
+#include "pxfer/client.hpp"
+#include "pxfer/server.hpp"
+#include "pxfer/wire.hpp"
+#include "raw_tcp.hpp"
+
+namespace fs = std::filesystem;
+using namespace pxfer;
+
+namespace {
+
+std::vector<std::uint8_t> random_bytes(std::size_t n) {
+  std::vector<std::uint8_t> v(n);
+  std::mt19937_64 rng(42);
+  for (std::size_t i = 0; i + 8 <= n; i += 8) {
+    std::uint64_t x = rng();
+    std::memcpy(&v[i], &x, 8);
+  }
+  return v;
+}
+
+void BM_EncodeOpen(benchmark::State& state) {
+  wire::Open open;
+  open.path = "data/run2026/file-000123.root";
+  open.block_size = 4 << 20;
+  open.streams = 4;
+  for (auto _ : state) benchmark::DoNotOptimize(wire::encode(open));
+}
+BENCHMARK(BM_EncodeOpen);
+
+void BM_DecodeOpen(benchmark::State& state) {
+  wire::Open open;
+  open.path = "data/run2026/file-000123.root";
+  open.block_size = 4 << 20;
+  open.streams = 4;
+  auto bytes = wire::encode(open);
+  for (auto _ : state) {
+    wire::FrameHeader h;
+    wire::decode_header(bytes, h);
+    wire::Message m;
+    wire::decode_message(h, std::span(bytes).subspan(wire::header_size), m);
+    benchmark::DoNotOptimize(m);
+  }
+}
+BENCHMARK(BM_DecodeOpen);
+
+void BM_BlockHeaderRoundTrip(benchmark::State& state) {
+  wire::BlockHeader b{123ull << 22, 4 << 20, 0, 4 << 20};
+  for (auto _ : state) {
+    auto bytes = wire::encode_block_header(b);
+    wire::FrameHeader h;
+    wire::decode_header(bytes, h);
+    wire::BlockHeader out;
+    wire::decode_block_header(h, std::span(bytes).subspan(wire::header_size), out);
+    benchmark::DoNotOptimize(out);
+  }
+}
+BENCHMARK(BM_BlockHeaderRoundTrip);
+
+void BM_Adler32_isal(benchmark::State& state) {
+  auto data = random_bytes(static_cast<std::size_t>(state.range(0)));
+  for (auto _ : state) benchmark::DoNotOptimize(adler32_of(data));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * state.range(0));
+}
+BENCHMARK(BM_Adler32_isal)->Arg(4 << 20);
+
+void BM_Adler32_zlib(benchmark::State& state) {
+  auto data = random_bytes(static_cast<std::size_t>(state.range(0)));
+  for (auto _ : state) benchmark::DoNotOptimize(adler32(1, data.data(), static_cast<uInt>(data.size())));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * state.range(0));
+}
+BENCHMARK(BM_Adler32_zlib)->Arg(4 << 20);
+
+void BM_Sha256(benchmark::State& state) {
+  auto data = random_bytes(static_cast<std::size_t>(state.range(0)));
+  for (auto _ : state) {
+    auto d = FileDigest::create(ChecksumAlgo::sha256, data.size(), static_cast<std::uint32_t>(data.size()), nullptr);
+    d->add_block(0, data);
+    benchmark::DoNotOptimize(d->finish());
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * state.range(0));
+}
+BENCHMARK(BM_Sha256)->Arg(4 << 20);
+
+// --- loopback transfers -----------------------------------------------------------------------
+
+constexpr std::uint64_t transfer_bytes = 256ull << 20;
+
+// One server and one source file for all transfer benchmarks, in /dev/shm when there is one so
+// the disk is not what is measured.
+struct LoopbackFixture {
+  fs::path dir;
+  std::unique_ptr<Server> server;
+  std::thread thread;
+
+  LoopbackFixture() {
+    spdlog::set_level(spdlog::level::warn);  // one log line per transfer would drown the table
+    fs::path base = fs::exists("/dev/shm") ? fs::path("/dev/shm") : fs::temp_directory_path();
+    dir = base / ("pxfer-bench-" + std::to_string(::getpid()));
+    fs::create_directories(dir / "root");
+    auto data = random_bytes(1 << 20);
+    std::ofstream out(dir / "source.bin", std::ios::binary);
+    for (std::uint64_t i = 0; i < transfer_bytes >> 20; ++i) out.write(reinterpret_cast<char*>(data.data()), data.size());
+    out.close();
+    ServerOptions opt;
+    opt.root = (dir / "root").string();
+    opt.listen = Endpoint{"127.0.0.1", 0};
+    server = std::make_unique<Server>(opt);
+    thread = std::thread([this] { server->run(); });
+  }
+  ~LoopbackFixture() {
+    server->stop();
+    thread.join();
+    fs::remove_all(dir);
+  }
+  static LoopbackFixture& get() {
+    static LoopbackFixture f;
+    return f;
+  }
+};
+
+void BM_RawLoopbackTcp(benchmark::State& state) {
+  for (auto _ : state) state.SetIterationTime(bench::raw_loopback_copy(transfer_bytes));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * transfer_bytes));
+}
+BENCHMARK(BM_RawLoopbackTcp)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+void transfer_bench(benchmark::State& state, Direction direction) {
+  auto& f = LoopbackFixture::get();
+  ClientOptions opt;
+  opt.streams = static_cast<std::uint16_t>(state.range(0));
+  opt.overwrite = true;
+  opt.perf_interval = std::chrono::milliseconds(0);
+  Url url{"127.0.0.1", f.server->port(), "bench.bin", false};
+  if (direction == Direction::get) put_file((f.dir / "source.bin").string(), url, opt);
+  for (auto _ : state) {
+    auto summary = direction == Direction::put ? put_file((f.dir / "source.bin").string(), url, opt)
+                                               : get_file(url, (f.dir / "fetched.bin").string(), opt);
+    state.SetIterationTime(summary.seconds);
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * transfer_bytes));
+}
+
+void BM_LoopbackPut(benchmark::State& state) { transfer_bench(state, Direction::put); }
+void BM_LoopbackGet(benchmark::State& state) { transfer_bench(state, Direction::get); }
+BENCHMARK(BM_LoopbackPut)->Arg(1)->Arg(4)->Arg(8)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_LoopbackGet)->Arg(1)->Arg(4)->Arg(8)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages pxfer needs to build, test and run its lab tools.
+# Idempotent and quiet when everything is already there. Needs root (or sudo) only to install.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build g++ pkg-config
+  libboost1.81-dev libssl-dev libspdlog-dev libcli11-dev libfmt-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  zlib1g-dev libisal-dev libzstd-dev nlohmann-json3-dev
+  iproute2 iperf3 openssl
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "tools/deps.sh: installing ${missing[*]}" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "tools/deps.sh: missing packages (${missing[*]}) and not root: install them or run as root" >&2; exit 1; }
+  SUDO=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
