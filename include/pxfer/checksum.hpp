@@ -21,11 +21,27 @@ std::string format_checksum(ChecksumAlgo algo, const std::string& hex);
 // see the data in order, to catch up on blocks that arrived early).
 using ReadAt = std::function<void(std::uint64_t offset, std::span<std::uint8_t> out)>;
 
+// The digest of one block while its bytes stream through, chunk by chunk, so each chunk is hashed
+// while it is still in the CPU cache.
+struct BlockDigest {
+  std::uint64_t offset = 0;
+  std::uint32_t running = 1;  // adler32 of the bytes seen so far (1 = empty)
+};
+
 class FileDigest {
  public:
   virtual ~FileDigest() = default;
-  // Called once per block with the block's data, from any thread, in any order.
-  virtual void add_block(std::uint64_t offset, std::span<const std::uint8_t> data) = 0;
+  // Blocks arrive from any thread, in any order; one block's chunks come in order from one thread:
+  // update() for each chunk, then complete() with the whole block, once it is at its offset in
+  // the file (a digest that reads blocks back in order must find it there).
+  virtual void update(BlockDigest& block, std::span<const std::uint8_t> chunk) = 0;
+  virtual void complete(BlockDigest& block, std::span<const std::uint8_t> whole_block) = 0;
+  // Both steps at once, for callers that hold the whole block.
+  void add_block(std::uint64_t offset, std::span<const std::uint8_t> data) {
+    BlockDigest block{offset};
+    update(block, data);
+    complete(block, data);
+  }
   // Lower-case hex of the whole file's digest; every block must have been added.
   virtual std::string finish() = 0;
 

@@ -29,9 +29,13 @@ class Adler32Digest final : public FileDigest {
       : file_size_(file_size), block_size_(block_size),
         values_(static_cast<std::size_t>((file_size + block_size - 1) / block_size), 1) {}
 
-  void add_block(std::uint64_t offset, std::span<const std::uint8_t> data) override {
-    std::uint32_t v = adler32_of(data);
-    std::size_t index = static_cast<std::size_t>(offset / block_size_);
+  void update(BlockDigest& block, std::span<const std::uint8_t> chunk) override {
+    block.running = adler32_of(chunk, block.running);
+  }
+
+  void complete(BlockDigest& block, std::span<const std::uint8_t>) override {
+    std::uint32_t v = block.running;
+    std::size_t index = static_cast<std::size_t>(block.offset / block_size_);
     std::lock_guard lock(mutex_);
     if (index < values_.size()) values_[index] = v;
   }
@@ -65,7 +69,10 @@ class Sha256Digest final : public FileDigest {
   }
   ~Sha256Digest() override { EVP_MD_CTX_free(ctx_); }
 
-  void add_block(std::uint64_t offset, std::span<const std::uint8_t> data) override {
+  void update(BlockDigest&, std::span<const std::uint8_t>) override {}
+
+  void complete(BlockDigest& block, std::span<const std::uint8_t> data) override {
+    const std::uint64_t offset = block.offset;
     {
       std::lock_guard lock(mutex_);
       if (hashing_ || offset != hashed_) {
@@ -117,7 +124,8 @@ class Sha256Digest final : public FileDigest {
 
 class NoDigest final : public FileDigest {
  public:
-  void add_block(std::uint64_t, std::span<const std::uint8_t>) override {}
+  void update(BlockDigest&, std::span<const std::uint8_t>) override {}
+  void complete(BlockDigest&, std::span<const std::uint8_t>) override {}
   std::string finish() override { return {}; }
 };
 

@@ -21,6 +21,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   virtual ~Connection() = default;
   // Reads exactly out.size() bytes, adding to `progress` as they arrive. Throws Error(network)
   // on EOF or failure, naming the peer.
+  // Reads what is available, at least one byte (throws like read_exact).
+  virtual awaitable<std::size_t> read_some(std::span<std::uint8_t> out) = 0;
   virtual awaitable<void> read_exact(std::span<std::uint8_t> out, std::atomic<std::uint64_t>* progress = nullptr) = 0;
   virtual awaitable<void> write_all(std::span<const std::uint8_t> data, std::atomic<std::uint64_t>* progress = nullptr) = 0;
   // Closes from the connection's own executor; safe to call from any thread, more than once.

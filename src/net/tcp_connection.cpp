@@ -21,6 +21,12 @@ class TcpConnection final : public Connection {
     socket_.set_option(tcp::no_delay(true), ec);
   }
 
+  awaitable<std::size_t> read_some(std::span<std::uint8_t> out) override {
+    auto [ec, n] = co_await socket_.async_read_some(asio::buffer(out.data(), out.size()), use_tuple);
+    if (ec) throw lost(ec);
+    co_return n;
+  }
+
   awaitable<void> read_exact(std::span<std::uint8_t> out, std::atomic<std::uint64_t>* progress) override {
     std::size_t done = 0;
     while (done < out.size()) {
