@@ -8,7 +8,7 @@ packages=(
   libboost1.81-dev libssl-dev libspdlog-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev libisal-dev libzstd-dev nlohmann-json3-dev
-  iproute2 iperf3 iputils-ping openssl
+  iproute2 iperf3 iputils-ping openssl bc python3
 )
 
 missing=()

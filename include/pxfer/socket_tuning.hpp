@@ -17,6 +17,9 @@ struct BufferGrant {
 // Must be called before connect() on a client socket so the window scale is chosen for it.
 BufferGrant apply_window(int fd, std::uint32_t window);
 BufferGrant read_buffers(int fd, std::uint32_t requested = 0);
+// The warning for a grant below what was requested ("" when the kernel granted it in full);
+// `where` names the host ("the kernel" / "the server's kernel").
+std::string clamp_warning(const BufferGrant& grant, const std::string& where = "the kernel");
 // "snd 2.0 MiB / rcv 4.0 MiB" or "auto (snd ... / rcv ...)".
 std::string describe(const BufferGrant& grant);
 

@@ -13,6 +13,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <thread>
 
+#include <spdlog/spdlog.h>
+
 #include "net/frame_io.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/file_io.hpp"
@@ -110,6 +112,7 @@ awaitable<void> run_data_stream(std::shared_ptr<transfer::Transfer> t, std::uint
     stats.remote.sndbuf = ok.sndbuf;
     stats.remote.rcvbuf = ok.rcvbuf;
     t->claim_stream(index);
+    spdlog::debug("stream {} attached: local {}, server {}", index, describe(stats.local), describe(stats.remote));
     co_await t->run_stream(conn, index);
   } catch (const Error& e) {
     failure = e;
@@ -140,6 +143,7 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job) {
                                                             std::to_string(job.remote.port));
   enable_keepalive(control_socket.native_handle(), 60);
   std::shared_ptr<net::Connection> control = net::make_tcp_connection(std::move(control_socket));
+  spdlog::debug("control connection to {} ({})", authority, control->peer());
 
   wire::Message hello = wire::Hello{wire::protocol_version, wire::protocol_version, wire::our_capabilities, "pxfer/0.1"};
   co_await net::send_message(*control, hello);
@@ -162,6 +166,8 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job) {
   co_await net::send_message(*control, open_message);
   reply = co_await net::read_message(*control);
   auto open_ok = net::expect<wire::OpenOk>(std::move(reply), control->peer());
+  spdlog::debug("server accepted {} of {}: {} bytes, block {}, {} streams", job.direction == Direction::put ? "put" : "get",
+                job.remote.path, open_ok.size, open_ok.block_size, opt.streams);
 
   transfer::Settings settings{opt.checksum, open_ok.block_size, opt.streams, opt.window};
   std::shared_ptr<transfer::Transfer> t;
@@ -213,13 +219,9 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job) {
   summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   summary.local_buffers = t->stream(0).local;
   summary.remote_buffers = t->stream(0).remote;
-  for (std::size_t i = 0; i < t->stream_count(); ++i) {
-    const auto& w = t->stream(i).local.warning;
-    if (!w.empty()) {
-      summary.warnings.push_back(w);
-      break;
-    }
-  }
+  // One warning per end is enough: every stream asked for the same window.
+  if (auto w = clamp_warning(summary.local_buffers); !w.empty()) summary.warnings.push_back(w);
+  if (auto w = clamp_warning(summary.remote_buffers, "the server's kernel"); !w.empty()) summary.warnings.push_back(w);
   if (job.listener) {
     for (const auto& w : summary.warnings) job.listener->on_warning(w);
     job.listener->on_finish(meter.sample(Clock::now(), t->bytes_moved()), summary);

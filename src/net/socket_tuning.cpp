@@ -31,17 +31,21 @@ BufferGrant read_buffers(int fd, std::uint32_t requested) {
   g.requested = requested;
   g.sndbuf = get_int(fd, SOL_SOCKET, SO_SNDBUF);
   g.rcvbuf = get_int(fd, SOL_SOCKET, SO_RCVBUF);
-  if (requested > 0) {
-    // Linux grants twice the request unless net.core.{w,r}mem_max caps it.
-    std::string clamped;
-    if (g.sndbuf < 2ull * requested) clamped += "send buffer to " + format_size(g.sndbuf / 2) + " (raise net.core.wmem_max)";
-    if (g.rcvbuf < 2ull * requested) {
-      if (!clamped.empty()) clamped += ", ";
-      clamped += "receive buffer to " + format_size(g.rcvbuf / 2) + " (raise net.core.rmem_max)";
-    }
-    if (!clamped.empty()) g.warning = "the kernel clamped the requested window " + format_size(requested) + ": " + clamped;
-  }
+  g.warning = clamp_warning(g);
   return g;
+}
+
+std::string clamp_warning(const BufferGrant& g, const std::string& where) {
+  if (g.requested == 0) return {};
+  // Linux grants twice the request unless net.core.{w,r}mem_max caps it.
+  std::string clamped;
+  if (g.sndbuf < 2ull * g.requested) clamped += "send buffer to " + format_size(g.sndbuf / 2) + " (raise net.core.wmem_max to " + std::to_string(g.requested) + ")";
+  if (g.rcvbuf < 2ull * g.requested) {
+    if (!clamped.empty()) clamped += ", ";
+    clamped += "receive buffer to " + format_size(g.rcvbuf / 2) + " (raise net.core.rmem_max to " + std::to_string(g.requested) + ")";
+  }
+  if (clamped.empty()) return {};
+  return where + " clamped the requested window " + format_size(g.requested) + ": " + clamped;
 }
 
 std::string describe(const BufferGrant& grant) {

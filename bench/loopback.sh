@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Scripted loopback comparison for bench/results/loopback.md: a 2 GiB file in /dev/shm moved by
+# `pxfer put` and `pxfer get` with 4 streams, against raw loopback TCP (iperf3, one stream)
+# measured in the same run, alternating so machine noise hits both alike.
+#   bench/loopback.sh [ROUNDS] [SIZE] [STREAMS]
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+rounds="${1:-5}"; size="${2:-2G}"; streams="${3:-4}"
+build_dir="${PXFER_BUILD_DIR:-$here/build}"
+"$here/tools/build.sh" "$build_dir" Release pxfer-cli pxferd >/dev/null
+bin="$build_dir/bin"
+work="$(mktemp -d /dev/shm/pxfer-loopback.XXXXXX)"
+trap 'kill $spid $ipid 2>/dev/null || true; rm -rf "$work"' EXIT
+mkdir -p "$work/root" "$work/client"
+head -c "$size" /dev/urandom > "$work/client/src.bin"
+bytes=$(stat -c %s "$work/client/src.bin")
+"$bin/pxferd" --root "$work/root" --listen 127.0.0.1:0 --port-file "$work/port" 2>/dev/null & spid=$!
+iperf3 -s -p 5299 >/dev/null 2>&1 & ipid=$!
+for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.05; done
+url="pxfer://127.0.0.1:$(cat "$work/port")/src.bin"
+sleep 0.3
+
+rate_of() { sed -n 's/.* bytes in \([0-9.]*\) s, \([0-9.]*\) MB\/s.*/\2/p'; }
+printf '%-6s %12s %12s %12s %9s %9s\n' round "raw MB/s" "put MB/s" "get MB/s" put/raw get/raw
+for r in $(seq "$rounds"); do
+  # iperf3 reports bits/s; MB here = 10^6 bytes, as in pxfer's summary.
+  raw=$(iperf3 -c 127.0.0.1 -p 5299 -t 3 -J | python3 -c 'import json,sys; print("%.1f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/8e6))')
+  rm -f "$work/root/src.bin" "$work/client/back.bin"
+  put=$("$bin/pxfer" put -p "$streams" "$work/client/src.bin" "$url" | rate_of)
+  get=$("$bin/pxfer" get -p "$streams" "$url" "$work/client/back.bin" | rate_of)
+  cmp -s "$work/client/src.bin" "$work/client/back.bin" || { echo "round $r: fetched file differs" >&2; exit 1; }
+  printf '%-6s %12s %12s %12s %9.2f %9.2f\n' "$r" "$raw" "$put" "$get" \
+    "$(echo "$put / $raw" | bc -l)" "$(echo "$get / $raw" | bc -l)"
+done
+echo "file: $bytes bytes in /dev/shm, $streams streams, block 4 MiB, adler32; $(nproc) cores; $(uname -r)"
