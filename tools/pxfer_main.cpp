@@ -8,6 +8,7 @@
 #include "cli_support.hpp"
 #include "pxfer/client.hpp"
 #include "pxfer/error.hpp"
+#include "pxfer/json_printer.hpp"
 #include "pxfer/progress_printer.hpp"
 
 using namespace pxfer;
@@ -20,6 +21,10 @@ struct CommonArgs {
   std::string window = "0";
   double perf_interval = 1.0;
   std::string checksum = "adler32";
+  std::string congestion;
+  std::string window_clamp = "0";
+  bool stream_stats = false;
+  bool json = false;
   bool overwrite = false;
   bool quiet = false;
   bool verbose = false;
@@ -32,6 +37,10 @@ void add_common(CLI::App& cmd, CommonArgs& a) {
       ->capture_default_str();
   cmd.add_option("--perf-interval", a.perf_interval, "seconds between rate lines")->capture_default_str();
   cmd.add_option("--checksum", a.checksum, "whole-file checksum: adler32, sha256 or none")->capture_default_str();
+  cmd.add_option("--congestion", a.congestion, "TCP congestion control on every data stream, both ends (e.g. cubic, reno, bbr)");
+  cmd.add_option("--window-clamp", a.window_clamp, "TCP_WINDOW_CLAMP: keep autotuning below SIZE; 0 = none")->capture_default_str();
+  cmd.add_flag("--stream-stats", a.stream_stats, "each interval, per stream: rate, cwnd, RTT, retransmits, Send-Q, buffer (sending side)");
+  cmd.add_flag("--json", a.json, "newline-delimited JSON events instead of text (docs/json.md)");
   cmd.add_flag("--overwrite", a.overwrite, "replace an existing destination");
   cmd.add_flag("-q,--quiet", a.quiet, "print nothing but errors");
   cmd.add_flag("-v,--verbose", a.verbose, "print debugging detail on stderr");
@@ -55,6 +64,12 @@ ClientOptions to_options(const CommonArgs& a) {
   if (!algo) throw Error(Errc::usage, "--checksum " + a.checksum + ": use adler32, sha256 or none");
   o.checksum = *algo;
   o.overwrite = a.overwrite;
+  o.congestion = a.congestion;
+  if (o.congestion.size() > 15) throw Error(Errc::usage, "--congestion " + a.congestion + ": name too long");
+  auto clamp = cli::size_option("--window-clamp", a.window_clamp);
+  if (clamp > (1ull << 30)) throw Error(Errc::usage, "--window-clamp " + a.window_clamp + ": at most 1G");
+  o.window_clamp = static_cast<std::uint32_t>(clamp);
+  o.stream_stats = a.stream_stats;
   return o;
 }
 
@@ -86,17 +101,20 @@ int main(int argc, char** argv) {
   const bool is_put = put->parsed();
   const CommonArgs& args = is_put ? put_args : get_args;
   cli::set_verbosity(args.verbose);
+  JsonPrinter json(stdout);
   try {
     ClientOptions options = to_options(args);
     std::string why;
     const std::string& url_text = is_put ? put_remote : get_remote;
     auto url = parse_url(url_text, &why);
     if (!url) throw Error(Errc::usage, url_text + ": " + why);
-    ProgressPrinter printer(stdout, ::isatty(STDOUT_FILENO) != 0, args.quiet);
-    if (is_put) put_file(put_local, *url, options, &printer);
-    else get_file(*url, get_local, options, &printer);
+    ProgressPrinter text(stdout, ::isatty(STDOUT_FILENO) != 0, args.quiet);
+    ProgressListener* listener = args.json ? static_cast<ProgressListener*>(&json) : &text;
+    if (is_put) put_file(put_local, *url, options, listener);
+    else get_file(*url, get_local, options, listener);
     return 0;
   } catch (const Error& e) {
+    if (args.json) json.on_error(e);
     std::fflush(stdout);
     std::fprintf(stderr, "pxfer: %s\n", e.what());
     return exit_code(e.code());

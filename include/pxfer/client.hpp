@@ -9,6 +9,7 @@
 #include "pxfer/checksum.hpp"
 #include "pxfer/rate_meter.hpp"
 #include "pxfer/socket_tuning.hpp"
+#include "pxfer/stream_meter.hpp"
 #include "pxfer/url.hpp"
 
 namespace pxfer {
@@ -22,6 +23,9 @@ struct ClientOptions {
   std::uint16_t streams = default_streams;
   std::uint32_t block_size = default_block_size;
   std::uint32_t window = 0;  // 0 = kernel autotuning
+  std::string congestion;          // "" = the system default
+  std::uint32_t window_clamp = 0;  // 0 = none
+  bool stream_stats = false;       // per-stream TCP figures each interval (from the sending side)
   ChecksumAlgo checksum = ChecksumAlgo::adler32;
   bool overwrite = false;
   std::chrono::milliseconds perf_interval{1000};
@@ -44,6 +48,8 @@ struct TransferSummary {
   BufferGrant local_buffers;   // of the first data stream
   BufferGrant remote_buffers;
   std::vector<std::string> warnings;
+  std::string congestion;                   // in use on the data streams
+  std::vector<StreamTotals> stream_totals;  // with --stream-stats
 };
 
 // Receives progress while a transfer runs (from one thread at a time).
@@ -51,8 +57,8 @@ class ProgressListener {
  public:
   virtual ~ProgressListener() = default;
   virtual void on_start(const TransferSummary&) {}
-  virtual void on_interval(const RateSample&) {}
-  virtual void on_finish(const RateSample&, const TransferSummary&) {}
+  virtual void on_interval(const IntervalReport&) {}
+  virtual void on_finish(const IntervalReport&, const TransferSummary&) {}
   virtual void on_warning(const std::string&) {}
 };
 

@@ -13,6 +13,22 @@ struct BufferGrant {
   std::string warning;          // non-empty when the kernel clamped the request
 };
 
+// Everything set on a data socket, the same on both ends of every stream.
+struct SocketTuning {
+  std::uint32_t window = 0;        // SO_SNDBUF/SO_RCVBUF; 0 = kernel autotuning
+  std::string congestion;          // TCP_CONGESTION; "" = the system default
+  std::uint32_t window_clamp = 0;  // TCP_WINDOW_CLAMP: autotuning stays below it; 0 = none
+};
+
+// Applies `tuning` (before connect() on a client socket, right after accept() on a server one)
+// and returns the buffers granted. Throws Error(usage) for an unknown congestion control,
+// naming the available ones.
+BufferGrant tune_socket(int fd, const SocketTuning& tuning);
+// net.ipv4.tcp_available_congestion_control, e.g. "reno cubic bbr".
+std::string available_congestion_controls();
+// The congestion control in use on a socket.
+std::string congestion_of(int fd);
+
 // Pins SO_SNDBUF/SO_RCVBUF to `window` (nothing when 0) and reads back what the kernel granted.
 // Must be called before connect() on a client socket so the window scale is chosen for it.
 BufferGrant apply_window(int fd, std::uint32_t window);

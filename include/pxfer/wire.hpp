@@ -21,6 +21,7 @@ inline constexpr std::size_t max_path_length = 4096;
 inline constexpr std::size_t max_text_length = 1024;
 inline constexpr std::size_t token_size = 16;
 inline constexpr std::uint16_t max_streams = 64;
+inline constexpr std::size_t max_congestion_name = 16;  // TCP_CA_NAME_MAX
 
 enum class FrameType : std::uint16_t {
   hello = 1,      // client -> server, first frame of a control connection
@@ -37,6 +38,7 @@ enum class FrameType : std::uint16_t {
   error = 12,     // either way, either connection: the transfer failed, with a reason
   ping = 13,      // RTT measurement and keepalive
   pong = 14,
+  stats = 15,     // sender -> receiver on the control connection: per-stream TCP figures
 };
 
 // Capability bits offered in HELLO and HELLO_OK; the session uses the intersection.
@@ -46,7 +48,10 @@ enum Capability : std::uint64_t {
 inline constexpr std::uint64_t our_capabilities = cap_block_acks;
 
 enum class Direction : std::uint8_t { put = 1, get = 2 };
-enum OpenFlags : std::uint32_t { open_overwrite = 1u << 0 };
+enum OpenFlags : std::uint32_t {
+  open_overwrite = 1u << 0,
+  open_want_stats = 1u << 1,  // the sender reports per-stream TCP figures (STATS) each interval
+};
 enum BlockFlags : std::uint32_t { block_compressed_zstd = 1u << 0 };
 
 using Token = std::array<std::uint8_t, token_size>;
@@ -78,6 +83,9 @@ struct Open {
   std::uint32_t window = 0;  // requested socket buffer on the server's data sockets, 0 = autotune
   std::uint64_t size = 0;    // file size, for a put
   std::string path;
+  std::string congestion;          // TCP_CONGESTION for the data sockets, "" = system default
+  std::uint32_t window_clamp = 0;  // TCP_WINDOW_CLAMP for the data sockets, 0 = none
+  std::uint32_t stats_interval_ms = 0;  // with open_want_stats
 };
 struct OpenOk {
   Token token{};
@@ -111,6 +119,22 @@ struct ErrorMsg {
   std::uint16_t code = 0;  // pxfer::Errc
   std::string message;
 };
+// The sending side's view of one data stream (TCP_INFO and SIOCOUTQ), for --stream-stats.
+struct StreamFigures {
+  std::uint16_t stream = 0;
+  std::uint64_t bytes = 0;          // payload bytes moved on this stream so far
+  std::uint32_t cwnd = 0;           // segments
+  std::uint32_t mss = 0;
+  std::uint32_t rtt_us = 0;
+  std::uint32_t retransmits = 0;    // total retransmitted segments
+  std::uint32_t unsent = 0;         // Send-Q not yet sent
+  std::uint32_t sndbuf = 0;         // current SO_SNDBUF
+  std::uint64_t delivery_rate = 0;  // bytes/s, the kernel's estimate
+  bool operator==(const StreamFigures&) const = default;
+};
+struct Stats {
+  std::vector<StreamFigures> streams;  // at most max_streams
+};
 struct Ping {
   std::uint64_t nonce = 0;
 };
@@ -119,7 +143,7 @@ struct Pong {
 };
 
 using Message = std::variant<Hello, HelloOk, Open, OpenOk, Attach, AttachOk, Ack, End, Commit, Result,
-                             ErrorMsg, Ping, Pong>;
+                             ErrorMsg, Ping, Pong, Stats>;
 
 struct BlockHeader {
   std::uint64_t offset = 0;

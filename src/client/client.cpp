@@ -1,5 +1,6 @@
 #include "pxfer/client.hpp"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +12,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <fstream>
+#include <mutex>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -52,13 +55,13 @@ std::string connect_error_text(const std::string& authority, const boost::system
 // Opens a socket to the first endpoint that answers. The window is pinned before connect() so
 // the SYN offers a window scale that fits it.
 awaitable<tcp::socket> connect_socket(asio::any_io_executor ex, const tcp::resolver::results_type& endpoints,
-                                      std::uint32_t window, std::chrono::milliseconds timeout,
+                                      const SocketTuning& tuning, std::chrono::milliseconds timeout,
                                       const std::string& authority, BufferGrant* grant) {
   boost::system::error_code last = asio::error::host_not_found;
   for (const auto& entry : endpoints) {
     tcp::socket socket(ex);
     socket.open(entry.endpoint().protocol());
-    BufferGrant g = apply_window(socket.native_handle(), window);
+    BufferGrant g = tune_socket(socket.native_handle(), tuning);
     asio::steady_timer timer(ex, timeout);
     auto result = co_await (socket.async_connect(entry.endpoint(), use_tuple) || timer.async_wait(use_tuple));
     if (result.index() == 0) {
@@ -85,15 +88,59 @@ struct Job {
   TransferSummary summary;
 };
 
+// What the rate lines and the per-stream view are made of, sampled each interval.
+class Progress {
+ public:
+  Progress(transfer::Transfer& t, bool per_stream, Clock::time_point start)
+      : transfer_(t), per_stream_(per_stream), meter_(start), streams_(start) {
+    // In a get the server sends: only its figures show cwnd, Send-Q and retransmits.
+    if (per_stream_ && t.role() == transfer::Role::receive)
+      t.on_peer_stats([this](wire::Stats s) {
+        std::lock_guard lock(mutex_);
+        peer_ = std::move(s.streams);
+      });
+  }
+
+  IntervalReport sample() {
+    auto now = Clock::now();
+    IntervalReport r{meter_.sample(now, transfer_.bytes_moved()), {}};
+    if (per_stream_) r.streams = streams_.sample(now, figures());
+    return r;
+  }
+
+  std::vector<StreamTotals> totals() const { return streams_.totals(Clock::now()); }
+
+ private:
+  std::vector<wire::StreamFigures> figures() {
+    if (transfer_.role() == transfer::Role::send) return transfer_.local_figures();
+    std::lock_guard lock(mutex_);
+    return peer_.empty() ? transfer_.local_figures() : peer_;
+  }
+  transfer::Transfer& transfer_;
+  bool per_stream_;
+  RateMeter meter_;
+  StreamMeter streams_;
+  std::mutex mutex_;
+  std::vector<wire::StreamFigures> peer_;
+};
+
 // Loops until cancelled by the transfer finishing (see the || in run_job).
-awaitable<void> report_progress(transfer::Transfer& t, RateMeter& meter, ProgressListener& listener,
-                                std::chrono::milliseconds interval) {
+awaitable<void> report_progress(Progress& progress, ProgressListener& listener, std::chrono::milliseconds interval) {
   asio::steady_timer timer(co_await asio::this_coro::executor);
   for (;;) {
     timer.expires_after(interval);
     co_await timer.async_wait(asio::use_awaitable);
-    listener.on_interval(meter.sample(Clock::now(), t.bytes_moved()));
+    listener.on_interval(progress.sample());
   }
+}
+
+std::string congestion_of_stream(transfer::Transfer& t) {
+  const auto& wanted = t.settings().tuning.congestion;
+  if (!wanted.empty()) return wanted;
+  std::ifstream in("/proc/sys/net/ipv4/tcp_congestion_control");
+  std::string name;
+  in >> name;
+  return name;
 }
 
 awaitable<void> run_data_stream(std::shared_ptr<transfer::Transfer> t, std::uint16_t index, wire::Token token,
@@ -102,7 +149,7 @@ awaitable<void> run_data_stream(std::shared_ptr<transfer::Transfer> t, std::uint
   try {
     auto& stats = t->stream(index);
     auto ex = co_await asio::this_coro::executor;
-    auto socket = co_await connect_socket(ex, endpoints, opt.window, opt.connect_timeout, authority, &stats.local);
+    auto socket = co_await connect_socket(ex, endpoints, t->settings().tuning, opt.connect_timeout, authority, &stats.local);
     std::shared_ptr<net::Connection> conn = net::make_tcp_connection(std::move(socket));
     wire::Message attach = wire::Attach{token, index};
     co_await net::send_message(*conn, attach);
@@ -134,10 +181,12 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job) {
   }
 
   tcp::resolver resolver(ex);
-  auto [rec, endpoints] = co_await resolver.async_resolve(job.remote.host, std::to_string(job.remote.port), use_tuple);
+  const std::string service = std::to_string(job.remote.port);
+  auto [rec, endpoints] = co_await resolver.async_resolve(job.remote.host, service, use_tuple);
   if (rec) throw Error(Errc::network, "cannot resolve host " + job.remote.host + ": " + rec.message());
   const std::string authority = job.remote.authority();
-  auto control_socket = co_await connect_socket(ex, endpoints, 0, opt.connect_timeout, authority, nullptr);
+  const SocketTuning control_tuning;  // named: g++ 12 mishandles temporaries across co_await
+  auto control_socket = co_await connect_socket(ex, endpoints, control_tuning, opt.connect_timeout, authority, nullptr);
   // Data streams go to the address the control connection reached, not to a fresh lookup.
   auto data_endpoints = tcp::resolver::results_type::create(control_socket.remote_endpoint(), job.remote.host,
                                                             std::to_string(job.remote.port));
@@ -160,6 +209,12 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job) {
   open.streams = opt.streams;
   open.block_size = opt.block_size;
   open.window = opt.window;
+  open.congestion = opt.congestion;
+  open.window_clamp = opt.window_clamp;
+  if (opt.stream_stats && job.direction == Direction::get) {
+    open.flags |= wire::open_want_stats;  // the server sends: only it sees cwnd, Send-Q, retransmits
+    open.stats_interval_ms = static_cast<std::uint32_t>(opt.perf_interval.count());
+  }
   open.size = source ? source->size() : 0;
   open.path = job.remote.path;
   wire::Message open_message = open;
@@ -169,7 +224,8 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job) {
   spdlog::debug("server accepted {} of {}: {} bytes, block {}, {} streams", job.direction == Direction::put ? "put" : "get",
                 job.remote.path, open_ok.size, open_ok.block_size, opt.streams);
 
-  transfer::Settings settings{opt.checksum, open_ok.block_size, opt.streams, opt.window};
+  transfer::Settings settings{opt.checksum, open_ok.block_size, opt.streams,
+                              SocketTuning{opt.window, opt.congestion, opt.window_clamp}};
   std::shared_ptr<transfer::Transfer> t;
   if (source) {
     t = transfer::Transfer::sending(ex, std::move(*source), settings);
@@ -195,7 +251,7 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job) {
   if (job.listener) job.listener->on_start(summary);
 
   auto start = Clock::now();
-  RateMeter meter(start);
+  Progress progress(*t, opt.stream_stats, start);
   for (std::uint16_t i = 0; i < opt.streams; ++i)
     asio::co_spawn(asio::make_strand(ioc), run_data_stream(t, i, open_ok.token, data_endpoints, opt, authority),
                    asio::detached);
@@ -203,7 +259,7 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job) {
   std::optional<Error> failure;
   try {
     if (job.listener && opt.perf_interval.count() > 0) {
-      auto result = co_await (t->run_control(*control) || report_progress(*t, meter, *job.listener, opt.perf_interval));
+      auto result = co_await (t->run_control(*control) || report_progress(progress, *job.listener, opt.perf_interval));
       summary.checksum_value = std::get<0>(result);
     } else {
       summary.checksum_value = co_await t->run_control(*control);
@@ -222,9 +278,12 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job) {
   // One warning per end is enough: every stream asked for the same window.
   if (auto w = clamp_warning(summary.local_buffers); !w.empty()) summary.warnings.push_back(w);
   if (auto w = clamp_warning(summary.remote_buffers, "the server's kernel"); !w.empty()) summary.warnings.push_back(w);
+  summary.congestion = congestion_of_stream(*t);
+  IntervalReport last = progress.sample();
+  if (opt.stream_stats) summary.stream_totals = progress.totals();
   if (job.listener) {
     for (const auto& w : summary.warnings) job.listener->on_warning(w);
-    job.listener->on_finish(meter.sample(Clock::now(), t->bytes_moved()), summary);
+    job.listener->on_finish(last, summary);
   }
 }
 
@@ -233,6 +292,17 @@ void validate(const ClientOptions& opt) {
     throw Error(Errc::usage, "--streams " + std::to_string(opt.streams) + " is out of range: use 1 to 64");
   if (opt.block_size < 1024 * 1024 || opt.block_size > wire::max_block_size)
     throw Error(Errc::usage, "--block-size " + std::to_string(opt.block_size) + " is out of range: use 1M to 16M");
+  if (!opt.congestion.empty()) {
+    // Checked on a throwaway socket before anything is connected, so the error comes first.
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    try {
+      tune_socket(fd, SocketTuning{0, opt.congestion, 0});
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    ::close(fd);
+  }
 }
 
 TransferSummary run(Job job) {

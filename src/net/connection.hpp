@@ -3,6 +3,7 @@
 // so framing and the engine never know which one they talk through.
 #include <atomic>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/experimental/concurrent_channel.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <cstdint>
 #include <memory>
@@ -15,6 +16,19 @@ namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 template <class T>
 using awaitable = asio::awaitable<T>;
+
+// One frame at a time on a connection that several coroutines write to (the control connection
+// carries STATS from a reporter while the transfer's own messages go out): a semaphore made of
+// a one-slot channel, so a frame is never interleaved with another.
+class WriteGate {
+ public:
+  explicit WriteGate(asio::any_io_executor ex) : slot_(std::move(ex), 1) {}
+  awaitable<void> acquire();
+  void release() noexcept;
+
+ private:
+  asio::experimental::concurrent_channel<void(boost::system::error_code)> slot_;
+};
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
@@ -29,9 +43,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   virtual void close() = 0;
   virtual tcp::socket& socket() = 0;
   const std::string& peer() const { return peer_; }
+  WriteGate& write_gate() { return *gate_; }
 
  protected:
   std::string peer_;
+  std::unique_ptr<WriteGate> gate_;
 };
 
 std::shared_ptr<Connection> make_tcp_connection(tcp::socket socket);

@@ -53,6 +53,11 @@ awaitable<std::optional<wire::Message>> read_message_within(Connection& conn, st
 
 awaitable<void> send_message(Connection& conn, const wire::Message& message) {
   auto bytes = wire::encode(message);
+  co_await conn.write_gate().acquire();
+  struct Release {
+    WriteGate& gate;
+    ~Release() { gate.release(); }
+  } release{conn.write_gate()};
   co_await conn.write_all(bytes);
 }
 

@@ -4,6 +4,12 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
+#include <cerrno>
+#include <cstring>
+
+#include <fstream>
+
+#include "pxfer/error.hpp"
 #include "pxfer/socket_tuning.hpp"
 #include "pxfer/units.hpp"
 
@@ -16,6 +22,36 @@ std::uint32_t get_int(int fd, int level, int name) {
   return static_cast<std::uint32_t>(v);
 }
 }  // namespace
+
+std::string available_congestion_controls() {
+  std::ifstream in("/proc/sys/net/ipv4/tcp_available_congestion_control");
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+std::string congestion_of(int fd) {
+  char name[16] = {};
+  socklen_t len = sizeof name;
+  if (::getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, &len) != 0) return {};
+  return std::string(name, strnlen(name, sizeof name));
+}
+
+BufferGrant tune_socket(int fd, const SocketTuning& tuning) {
+  if (!tuning.congestion.empty() &&
+      ::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, tuning.congestion.data(),
+                   static_cast<socklen_t>(tuning.congestion.size())) != 0) {
+    int err = errno;
+    std::string why = err == ENOENT ? "unknown" : err == EPERM ? "not allowed for unprivileged users" : errno_text(err);
+    throw Error(Errc::usage, "congestion control '" + tuning.congestion + "': " + why + "; available: " +
+                                 available_congestion_controls() + " (net.ipv4.tcp_available_congestion_control)");
+  }
+  if (tuning.window_clamp > 0) {
+    int v = static_cast<int>(tuning.window_clamp);
+    ::setsockopt(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, &v, sizeof v);
+  }
+  return apply_window(fd, tuning.window);
+}
 
 BufferGrant apply_window(int fd, std::uint32_t window) {
   if (window > 0) {

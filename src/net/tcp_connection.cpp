@@ -15,6 +15,7 @@ constexpr std::size_t chunk = 1 << 20;
 class TcpConnection final : public Connection {
  public:
   explicit TcpConnection(tcp::socket socket) : socket_(std::move(socket)) {
+    gate_ = std::make_unique<WriteGate>(socket_.get_executor());
     boost::system::error_code ec;
     auto ep = socket_.remote_endpoint(ec);
     peer_ = ec ? "unknown peer" : endpoint_text(ep);
@@ -70,6 +71,10 @@ class TcpConnection final : public Connection {
 };
 
 }  // namespace
+
+awaitable<void> WriteGate::acquire() { co_await slot_.async_send(boost::system::error_code{}, asio::use_awaitable); }
+
+void WriteGate::release() noexcept { slot_.try_receive([](boost::system::error_code) {}); }
 
 std::shared_ptr<Connection> make_tcp_connection(tcp::socket socket) {
   return std::make_shared<TcpConnection>(std::move(socket));

@@ -12,7 +12,28 @@ std::string format_summary(const TransferSummary& s) {
   std::snprintf(head, sizeof head, "%llu bytes in %.2f s, %.1f MB/s, %.2f Gbit/s, %u streams, block %s",
                 static_cast<unsigned long long>(s.bytes), s.seconds, to_megabytes_per_s(rate),
                 to_gigabits_per_s(rate), static_cast<unsigned>(s.streams), format_size(s.block_size).c_str());
-  return std::string(head) + ", buffers local " + describe(s.local_buffers) + ", remote " + describe(s.remote_buffers);
+  std::string out = std::string(head) + ", buffers local " + describe(s.local_buffers) + ", remote " + describe(s.remote_buffers);
+  if (!s.congestion.empty()) out += ", congestion " + s.congestion;
+  return out;
+}
+
+std::string format_stream_line(const StreamSample& s) {
+  const auto& f = s.figures;
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "  stream %2u %12llu bytes %9.2f MB/s  cwnd %5u  rtt %8.2f ms  retrans %5u  send-q %10s  sndbuf %10s",
+                static_cast<unsigned>(f.stream), static_cast<unsigned long long>(f.bytes),
+                to_megabytes_per_s(s.inst_bytes_per_s), f.cwnd, f.rtt_us / 1000.0, f.retransmits,
+                format_size(f.unsent).c_str(), format_size(f.sndbuf).c_str());
+  return buf;
+}
+
+std::string format_stream_total(const StreamTotals& t) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "stream %2u: %llu bytes (%.1f%%), %.1f MB/s avg, %u retransmits, Send-Q > 0 in %u/%u intervals",
+                static_cast<unsigned>(t.stream), static_cast<unsigned long long>(t.bytes), t.share * 100,
+                to_megabytes_per_s(t.avg_bytes_per_s), t.retransmits, t.intervals_queued, t.intervals);
+  return buf;
 }
 
 void ProgressPrinter::on_start(const TransferSummary& summary) {
@@ -21,23 +42,32 @@ void ProgressPrinter::on_start(const TransferSummary& summary) {
   std::fflush(out_);
 }
 
-void ProgressPrinter::on_interval(const RateSample& sample) {
+void ProgressPrinter::on_interval(const IntervalReport& report) {
   if (quiet_) return;
-  std::string line = format_rate_line(sample);
-  if (terminal_) {
+  std::string line = format_rate_line(report.total);
+  // Redrawn in place only when it is the sole line of the interval.
+  if (terminal_ && report.streams.empty()) {
     std::fprintf(out_, "\r%s", line.c_str());
     line_open_ = true;
   } else {
+    if (line_open_) std::fputc('\n', out_);
+    line_open_ = false;
     std::fprintf(out_, "%s\n", line.c_str());
+    for (const auto& s : report.streams) std::fprintf(out_, "%s\n", format_stream_line(s).c_str());
   }
   std::fflush(out_);
 }
 
-void ProgressPrinter::on_finish(const RateSample& sample, const TransferSummary& summary) {
+void ProgressPrinter::on_finish(const IntervalReport& report, const TransferSummary& summary) {
   if (quiet_) return;
-  on_interval(sample);
+  IntervalReport last{report.total, {}};  // the streams' final figures are in the totals below
+  on_interval(last);
   if (line_open_) std::fputc('\n', out_);
   line_open_ = false;
+  for (const auto& t : summary.stream_totals) std::fprintf(out_, "%s\n", format_stream_total(t).c_str());
+  if (!summary.stream_totals.empty())
+    std::fprintf(out_, "streams with data queued (Send-Q > 0) in at least half the intervals: %u of %zu\n",
+                 StreamMeter::busy_streams(summary.stream_totals), summary.stream_totals.size());
   std::fprintf(out_, "%s\n%s\n", format_summary(summary).c_str(),
                format_checksum(summary.checksum, summary.checksum_value).c_str());
   std::fflush(out_);

@@ -29,6 +29,19 @@ using net::Connection;
 using namespace asio::experimental::awaitable_operators;
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
+namespace {
+bool has_word(const std::string& list, const std::string& word) {
+  std::size_t pos = 0;
+  while ((pos = list.find(word, pos)) != std::string::npos) {
+    bool starts = pos == 0 || list[pos - 1] == ' ';
+    bool ends = pos + word.size() == list.size() || list[pos + word.size()] == ' ';
+    if (starts && ends) return true;
+    pos += word.size();
+  }
+  return false;
+}
+}  // namespace
+
 struct Server::Impl {
   ServerOptions options;
   Directory root;
@@ -134,7 +147,13 @@ struct Server::Impl {
     auto algo = static_cast<ChecksumAlgo>(open.checksum);
     if (open.checksum > static_cast<std::uint8_t>(ChecksumAlgo::sha256))
       throw Error(Errc::protocol, "unknown checksum algorithm " + std::to_string(open.checksum));
-    transfer::Settings settings{algo, open.block_size, open.streams, open.window, options.attach_timeout};
+    if (!open.congestion.empty() && !has_word(available_congestion_controls(), open.congestion))
+      throw Error(Errc::usage, "congestion control '" + open.congestion + "' is not available on the server; available: " +
+                                   available_congestion_controls());
+    transfer::Settings settings{algo, open.block_size, open.streams,
+                                SocketTuning{open.window, open.congestion, open.window_clamp}, options.attach_timeout};
+    if (open.flags & wire::open_want_stats)
+      settings.stats_interval = std::chrono::milliseconds(std::max<std::uint32_t>(open.stats_interval_ms, 100));
     if (open.direction == wire::Direction::get) return transfer::Transfer::sending(ex, FileSource(root, open.path), settings);
     auto sink = std::make_unique<FileSink>(root, open.path, open.size, (open.flags & wire::open_overwrite) != 0);
     return transfer::Transfer::receiving(ex, std::move(sink), settings);
@@ -190,7 +209,7 @@ struct Server::Impl {
       co_return;
     }
     auto& stats = t->stream(attach.stream);
-    stats.local = apply_window(conn->socket().native_handle(), t->settings().window);
+    stats.local = tune_socket(conn->socket().native_handle(), t->settings().tuning);
     wire::Message attach_ok = wire::AttachOk{stats.local.sndbuf, stats.local.rcvbuf};
     co_await net::send_message(*conn, attach_ok);
     co_await t->run_stream(conn, attach.stream);

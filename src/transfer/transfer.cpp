@@ -15,6 +15,8 @@ namespace pxfer::transfer {
 namespace asio = boost::asio;
 using namespace asio::experimental::awaitable_operators;
 
+void refresh_tcp(StreamStats& s, int fd);
+
 Transfer::Transfer(asio::any_io_executor ex, Role role, Settings settings, std::uint64_t size)
     : role_(role), settings_(settings), planner_(size, settings.block_size), done_(ex, 1), executor_(ex) {
   for (std::uint16_t i = 0; i < settings.streams; ++i) stats_.push_back(std::make_unique<StreamStats>());
@@ -145,8 +147,12 @@ awaitable<void> Transfer::run_stream(std::shared_ptr<Connection> conn, std::uint
     throw first ? *first : e;  // report the root cause, not the echo of our own abort
   }
   // Report the buffers as they ended: with autotuning the kernel grew them during the transfer.
-  stats.local = read_buffers(conn->socket().native_handle(), settings_.window);
-  stats.fd.store(-1);
+  stats.local = read_buffers(conn->socket().native_handle(), settings_.tuning.window);
+  {
+    std::lock_guard lock(stats.tcp_mutex);
+    refresh_tcp(stats, conn->socket().native_handle());
+    stats.fd.store(-1);
+  }
   stream_finished();
 }
 
@@ -251,12 +257,58 @@ awaitable<void> Transfer::wait_streams() {
   if (error_) throw *error_;
 }
 
+// Caller holds s.tcp_mutex.
+void refresh_tcp(StreamStats& s, int fd) {
+  TcpSnapshot tcp;
+  if (!read_tcp_info(fd, tcp)) return;
+  auto& f = s.last_tcp;
+  f.cwnd = tcp.cwnd_segments;
+  f.mss = tcp.mss;
+  f.rtt_us = tcp.rtt_us;
+  f.retransmits = tcp.total_retrans;
+  f.unsent = tcp.unsent_bytes;
+  f.sndbuf = read_buffers(fd).sndbuf;
+  f.delivery_rate = tcp.delivery_rate;
+}
+
+std::vector<wire::StreamFigures> Transfer::local_figures() {
+  std::vector<wire::StreamFigures> out;
+  for (std::size_t i = 0; i < stats_.size(); ++i) {
+    StreamStats& s = *stats_[i];
+    std::lock_guard lock(s.tcp_mutex);
+    if (int fd = s.fd.load(); fd >= 0) refresh_tcp(s, fd);
+    wire::StreamFigures f = s.last_tcp;
+    f.stream = static_cast<std::uint16_t>(i);
+    f.bytes = s.bytes.load(std::memory_order_relaxed);
+    out.push_back(f);
+  }
+  return out;
+}
+
+awaitable<void> Transfer::report_stats(std::shared_ptr<Connection> control) {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  for (;;) {
+    timer.expires_after(settings_.stats_interval);
+    co_await timer.async_wait(asio::use_awaitable);
+    wire::Message stats = wire::Stats{local_figures()};
+    co_await net::send_message(*control, stats);  // the write gate keeps frames whole
+  }
+}
+
 awaitable<std::string> Transfer::run_control(Connection& control) {
   if (role_ == Role::send) {
     // The receiver says nothing on the control connection before COMMIT unless it fails (disk
     // full, cannot create the file): listen for that while the blocks move, so a failure there
     // ends the transfer at once instead of after the streams time out.
-    co_await (wait_streams() || watch_peer(control));
+    std::shared_ptr<Connection> shared_control = control.shared_from_this();
+    if (settings_.stats_interval.count() > 0)
+      co_await (wait_streams() || watch_peer(control) || report_stats(shared_control));
+    else
+      co_await (wait_streams() || watch_peer(control));
+    if (settings_.stats_interval.count() > 0) {
+      wire::Message last = wire::Stats{local_figures()};  // final figures, so totals are complete
+      co_await net::send_message(control, last);
+    }
     co_return co_await commit_as_sender(control);
   }
   co_return co_await (commit_as_receiver(control) && wait_streams());
@@ -286,6 +338,11 @@ awaitable<std::string> Transfer::commit_as_sender(Connection& control) {
 
 awaitable<std::string> Transfer::commit_as_receiver(Connection& control) {
   wire::Message received = co_await net::read_message(control);
+  // The sender's per-stream figures may come first, as many as there were intervals.
+  while (auto* stats = std::get_if<wire::Stats>(&received)) {
+    if (peer_stats_listener_) peer_stats_listener_(std::move(*stats));
+    received = co_await net::read_message(control);
+  }
   auto commit = net::expect<wire::Commit>(std::move(received), control.peer());
   auto refuse = [&](Error error) -> awaitable<void> {
     wire::Message verdict = wire::Result{static_cast<std::uint16_t>(error.code()), "", error.what()};

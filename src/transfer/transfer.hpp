@@ -8,6 +8,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <memory>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "pxfer/error.hpp"
 #include "pxfer/file_io.hpp"
 #include "pxfer/socket_tuning.hpp"
+#include "pxfer/wire.hpp"
 
 namespace pxfer::transfer {
 
@@ -31,14 +33,20 @@ struct StreamStats {
   std::atomic<int> fd{-1};              // for TCP_INFO while the stream is open
   BufferGrant local;                    // set before the stream runs
   BufferGrant remote;
+  // The TCP figures last read while the socket was open, kept for the totals after it closed.
+  std::mutex tcp_mutex;
+  wire::StreamFigures last_tcp;
 };
 
 struct Settings {
   ChecksumAlgo checksum = ChecksumAlgo::adler32;
   std::uint32_t block_size = 4 << 20;
   std::uint16_t streams = 4;
-  std::uint32_t window = 0;
+  SocketTuning tuning;
   std::chrono::milliseconds attach_timeout{30'000};
+  // When positive and this side sends, STATS with every stream's TCP figures go to the receiver
+  // over the control connection at this interval (--stream-stats on the receiving client).
+  std::chrono::milliseconds stats_interval{0};
 };
 
 enum class Role { send, receive };
@@ -67,6 +75,11 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   // Returns the verified checksum (hex; empty with --checksum none).
   awaitable<std::string> run_control(Connection& control);
 
+  // This side's figures for every stream: bytes, and TCP_INFO of the streams still open.
+  std::vector<wire::StreamFigures> local_figures();
+  // Receives the sender's STATS while this side receives (called on the control strand).
+  void on_peer_stats(std::function<void(wire::Stats)> listener) { peer_stats_listener_ = std::move(listener); }
+
   // Ends the transfer with `error` (the first one wins): closes every data connection and removes
   // the temporary file.
   void fail(const Error& error);
@@ -80,6 +93,7 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   awaitable<void> receive_blocks(Connection& conn, StreamStats& stats);
   awaitable<void> wait_streams();
   awaitable<void> watch_peer(Connection& control);
+  awaitable<void> report_stats(std::shared_ptr<Connection> control);
   awaitable<std::string> commit_as_sender(Connection& control);
   awaitable<std::string> commit_as_receiver(Connection& control);
   void stream_finished();
@@ -102,6 +116,7 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   bool done_signalled_ = false;
   boost::asio::experimental::concurrent_channel<void(boost::system::error_code)> done_;
   boost::asio::any_io_executor executor_;
+  std::function<void(wire::Stats)> peer_stats_listener_;
   std::shared_ptr<boost::asio::steady_timer> attach_timer_;  // lives on executor_
 };
 

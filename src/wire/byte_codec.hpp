@@ -52,6 +52,8 @@ class Reader {
     pos_ += n;
     return s;
   }
+  // For a count field over its limit: the message is refused as too long.
+  void mark_too_long() { too_long_ = true; }
   bool truncated() const { return truncated_; }
   bool too_long() const { return too_long_; }
   bool at_end() const { return pos_ == in_.size(); }

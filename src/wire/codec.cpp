@@ -60,6 +60,9 @@ template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std
   io.u32(m.window);
   io.u64(m.size);
   io.str(m.path, max_path_length);
+  io.str(m.congestion, max_congestion_name);
+  io.u32(m.window_clamp);
+  io.u32(m.stats_interval_ms);
 }
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, OpenOk> {
   io.token(m.token);
@@ -93,6 +96,29 @@ template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std
   io.u16(m.code);
   io.str(m.message, max_text_length);
 }
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Stats> {
+  auto count = static_cast<std::uint16_t>(m.streams.size());
+  io.u16(count);
+  if constexpr (std::is_same_v<IO, Decode>) {
+    // Bounded before allocating: a peer cannot make us reserve more than max_streams entries.
+    if (count > max_streams) {
+      io.r.mark_too_long();
+      return;
+    }
+    m.streams.resize(count);
+  }
+  for (auto& s : m.streams) {
+    io.u16(s.stream);
+    io.u64(s.bytes);
+    io.u32(s.cwnd);
+    io.u32(s.mss);
+    io.u32(s.rtt_us);
+    io.u32(s.retransmits);
+    io.u32(s.unsent);
+    io.u32(s.sndbuf);
+    io.u64(s.delivery_rate);
+  }
+}
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Ping> { io.u64(m.nonce); }
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Pong> { io.u64(m.nonce); }
 
@@ -110,6 +136,7 @@ template <> constexpr FrameType type_for<Result>() { return FrameType::result; }
 template <> constexpr FrameType type_for<ErrorMsg>() { return FrameType::error; }
 template <> constexpr FrameType type_for<Ping>() { return FrameType::ping; }
 template <> constexpr FrameType type_for<Pong>() { return FrameType::pong; }
+template <> constexpr FrameType type_for<Stats>() { return FrameType::stats; }
 
 void put_header(std::uint8_t* out, FrameType type, std::uint32_t length) {
   std::vector<std::uint8_t> tmp;
@@ -162,6 +189,7 @@ const char* type_name(FrameType type) noexcept {
     case FrameType::error: return "ERROR";
     case FrameType::ping: return "PING";
     case FrameType::pong: return "PONG";
+    case FrameType::stats: return "STATS";
   }
   return "UNKNOWN";
 }
@@ -181,7 +209,8 @@ std::uint32_t max_payload(FrameType type) noexcept {
     case FrameType::open_ok:
     case FrameType::commit:
     case FrameType::result:
-    case FrameType::error: return max_control_payload;
+    case FrameType::error:
+    case FrameType::stats: return max_control_payload;
   }
   return 0;
 }
@@ -232,6 +261,7 @@ DecodeStatus decode_message(const FrameHeader& header, std::span<const std::uint
     case FrameType::error: st = decode_as<ErrorMsg>(payload, out); break;
     case FrameType::ping: st = decode_as<Ping>(payload, out); break;
     case FrameType::pong: st = decode_as<Pong>(payload, out); break;
+    case FrameType::stats: st = decode_as<Stats>(payload, out); break;
     case FrameType::block: return DecodeStatus::bad_field;  // blocks go through decode_block_header
   }
   return st;
