@@ -3,10 +3,12 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 
 #include "cli_support.hpp"
 #include "pxfer/client.hpp"
+#include "pxfer/doctor.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/json_printer.hpp"
 #include "pxfer/progress_printer.hpp"
@@ -73,6 +75,28 @@ ClientOptions to_options(const CommonArgs& a) {
   return o;
 }
 
+int run_doctor(std::string url_text, const std::string& target, double loss_pct, unsigned pings) {
+  try {
+    if (url_text.find('/', std::string("pxfer://").size()) == std::string::npos) url_text += '/';
+    std::string why;
+    auto url = parse_url(url_text, &why);
+    if (!url) throw Error(Errc::usage, url_text + ": " + why);
+    DoctorOptions options;
+    auto rate = parse_rate(target);
+    if (!rate) throw Error(Errc::usage, "--target " + target + ": not a rate; use e.g. 10gbit, 500mbit or 1GB/s");
+    options.target_bytes_per_s = *rate;
+    if (!(loss_pct >= 0 && loss_pct < 100)) throw Error(Errc::usage, "--loss: a percentage from 0 to 100");
+    options.loss = loss_pct / 100;
+    options.pings = std::clamp(pings, 1u, 1000u);
+    PathFacts facts = measure_path(*url, options);
+    std::fputs(format_doctor(facts, advise(facts)).c_str(), stdout);
+    return 0;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "pxfer: %s\n", e.what());
+    return exit_code(e.code());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -88,6 +112,14 @@ int main(int argc, char** argv) {
   get->add_option("URL", get_remote, "pxfer://HOST[:PORT]/PATH")->required();
   get->add_option("LOCAL", get_local, "local file or directory")->required();
   add_common(*get, get_args);
+  std::string doctor_url, doctor_target = "10gbit";
+  double doctor_loss_pct = 0;
+  unsigned doctor_pings = 10;
+  auto* doctor = app.add_subcommand("doctor", "measure the path to a server and say what limits a transfer and what to change");
+  doctor->add_option("URL", doctor_url, "pxfer://HOST[:PORT]/")->required();
+  doctor->add_option("--target", doctor_target, "the rate you want, e.g. 10gbit, 500mbit, 1GB/s")->capture_default_str();
+  doctor->add_option("--loss", doctor_loss_pct, "packet loss on the path in percent (e.g. 0.01), if known");
+  doctor->add_option("--pings", doctor_pings, "round trips to measure")->capture_default_str();
 
   try {
     app.parse(argc, argv);
@@ -98,6 +130,7 @@ int main(int argc, char** argv) {
     return exit_code(Errc::usage);
   }
 
+  if (doctor->parsed()) return run_doctor(doctor_url, doctor_target, doctor_loss_pct, doctor_pings);
   const bool is_put = put->parsed();
   const CommonArgs& args = is_put ? put_args : get_args;
   cli::set_verbosity(args.verbose);

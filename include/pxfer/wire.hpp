@@ -39,6 +39,8 @@ enum class FrameType : std::uint16_t {
   ping = 13,      // RTT measurement and keepalive
   pong = 14,
   stats = 15,     // sender -> receiver on the control connection: per-stream TCP figures
+  info_request = 16,  // client -> server: what are your TCP settings? (pxfer doctor)
+  info = 17,          // server -> client: key/value pairs
 };
 
 // Capability bits offered in HELLO and HELLO_OK; the session uses the intersection.
@@ -135,6 +137,10 @@ struct StreamFigures {
 struct Stats {
   std::vector<StreamFigures> streams;  // at most max_streams
 };
+struct InfoRequest {};
+struct Info {
+  std::vector<std::pair<std::string, std::string>> entries;  // at most 64, key <= 64, value <= 256
+};
 struct Ping {
   std::uint64_t nonce = 0;
 };
@@ -143,7 +149,7 @@ struct Pong {
 };
 
 using Message = std::variant<Hello, HelloOk, Open, OpenOk, Attach, AttachOk, Ack, End, Commit, Result,
-                             ErrorMsg, Ping, Pong, Stats>;
+                             ErrorMsg, Ping, Pong, Stats, InfoRequest, Info>;
 
 struct BlockHeader {
   std::uint64_t offset = 0;

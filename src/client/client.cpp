@@ -19,8 +19,10 @@
 #include <spdlog/spdlog.h>
 
 #include "net/frame_io.hpp"
+#include "net/race.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/file_io.hpp"
+#include "control_link.hpp"
 #include "transfer/transfer.hpp"
 
 namespace pxfer {
@@ -77,6 +79,43 @@ awaitable<tcp::socket> connect_socket(asio::any_io_executor ex, const tcp::resol
   }
   throw Error(Errc::network, connect_error_text(authority, last));
 }
+
+}  // namespace
+
+awaitable<ControlLink> open_control(const Url& remote, std::chrono::milliseconds connect_timeout) {
+  auto ex = co_await asio::this_coro::executor;
+  tcp::resolver resolver(ex);
+  const std::string service = std::to_string(remote.port);
+  auto [rec, endpoints] = co_await resolver.async_resolve(remote.host, service, use_tuple);
+  if (rec) throw Error(Errc::network, "cannot resolve host " + remote.host + ": " + rec.message());
+  ControlLink link;
+  link.authority = remote.authority();
+  const SocketTuning control_tuning;  // named: g++ 12 mishandles temporaries across co_await
+  auto socket = co_await connect_socket(ex, endpoints, control_tuning, connect_timeout, link.authority, nullptr);
+  // Data streams go to the address the control connection reached, not to a fresh lookup.
+  link.data_endpoints = tcp::resolver::results_type::create(socket.remote_endpoint(), remote.host, service);
+  enable_keepalive(socket.native_handle(), 60);
+  link.connection = net::make_tcp_connection(std::move(socket));
+  spdlog::debug("control connection to {} ({})", link.authority, link.connection->peer());
+  wire::Message hello = wire::Hello{wire::protocol_version, wire::protocol_version, wire::our_capabilities, "pxfer/0.1"};
+  co_await net::send_message(*link.connection, hello);
+  wire::Message reply = co_await net::read_message(*link.connection);
+  link.hello = net::expect<wire::HelloOk>(std::move(reply), link.connection->peer());
+  co_return link;
+}
+
+void run_io(unsigned threads, const std::function<awaitable<void>(asio::io_context&)>& make) {
+  asio::io_context ioc;
+  std::exception_ptr failure;
+  asio::co_spawn(asio::make_strand(ioc), make(ioc), [&](std::exception_ptr e) { failure = e; });
+  std::vector<std::thread> workers;
+  for (unsigned i = 1; i < threads; ++i) workers.emplace_back([&ioc] { ioc.run(); });
+  ioc.run();
+  for (auto& w : workers) w.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+namespace {
 
 // Everything one file transfer needs while it runs; lives until the io_context stops.
 struct Job {
@@ -180,24 +219,11 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job) {
     throw Error(Errc::exists, job.local + ": destination exists; use --overwrite to replace it");
   }
 
-  tcp::resolver resolver(ex);
-  const std::string service = std::to_string(job.remote.port);
-  auto [rec, endpoints] = co_await resolver.async_resolve(job.remote.host, service, use_tuple);
-  if (rec) throw Error(Errc::network, "cannot resolve host " + job.remote.host + ": " + rec.message());
-  const std::string authority = job.remote.authority();
-  const SocketTuning control_tuning;  // named: g++ 12 mishandles temporaries across co_await
-  auto control_socket = co_await connect_socket(ex, endpoints, control_tuning, opt.connect_timeout, authority, nullptr);
-  // Data streams go to the address the control connection reached, not to a fresh lookup.
-  auto data_endpoints = tcp::resolver::results_type::create(control_socket.remote_endpoint(), job.remote.host,
-                                                            std::to_string(job.remote.port));
-  enable_keepalive(control_socket.native_handle(), 60);
-  std::shared_ptr<net::Connection> control = net::make_tcp_connection(std::move(control_socket));
-  spdlog::debug("control connection to {} ({})", authority, control->peer());
-
-  wire::Message hello = wire::Hello{wire::protocol_version, wire::protocol_version, wire::our_capabilities, "pxfer/0.1"};
-  co_await net::send_message(*control, hello);
-  wire::Message reply = co_await net::read_message(*control);
-  auto hello_ok = net::expect<wire::HelloOk>(std::move(reply), control->peer());
+  ControlLink link = co_await open_control(job.remote, opt.connect_timeout);
+  std::shared_ptr<net::Connection> control = link.connection;
+  const std::string& authority = link.authority;
+  const auto& data_endpoints = link.data_endpoints;
+  const wire::HelloOk& hello_ok = link.hello;
   if (opt.block_size > hello_ok.max_block)
     throw Error(Errc::usage, "--block-size " + std::to_string(opt.block_size) + " is over the server's limit of " +
                                  std::to_string(hello_ok.max_block) + " bytes");
@@ -219,7 +245,7 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job) {
   open.path = job.remote.path;
   wire::Message open_message = open;
   co_await net::send_message(*control, open_message);
-  reply = co_await net::read_message(*control);
+  wire::Message reply = co_await net::read_message(*control);
   auto open_ok = net::expect<wire::OpenOk>(std::move(reply), control->peer());
   spdlog::debug("server accepted {} of {}: {} bytes, block {}, {} streams", job.direction == Direction::put ? "put" : "get",
                 job.remote.path, open_ok.size, open_ok.block_size, opt.streams);
@@ -259,8 +285,8 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job) {
   std::optional<Error> failure;
   try {
     if (job.listener && opt.perf_interval.count() > 0) {
-      auto result = co_await (t->run_control(*control) || report_progress(progress, *job.listener, opt.perf_interval));
-      summary.checksum_value = std::get<0>(result);
+      auto result = co_await net::first_of(t->run_control(*control), report_progress(progress, *job.listener, opt.perf_interval));
+      summary.checksum_value = result.value_or("");
     } else {
       summary.checksum_value = co_await t->run_control(*control);
     }
@@ -307,16 +333,9 @@ void validate(const ClientOptions& opt) {
 
 TransferSummary run(Job job) {
   validate(job.options);
-  asio::io_context ioc;
-  std::exception_ptr failure;
-  asio::co_spawn(asio::make_strand(ioc), run_job(ioc, job), [&](std::exception_ptr e) { failure = e; });
   unsigned threads = job.options.threads;
   if (threads == 0) threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), job.options.streams));
-  std::vector<std::thread> workers;
-  for (unsigned i = 1; i < threads; ++i) workers.emplace_back([&ioc] { ioc.run(); });
-  ioc.run();
-  for (auto& w : workers) w.join();
-  if (failure) std::rethrow_exception(failure);
+  run_io(threads, [&job](asio::io_context& ioc) { return run_job(ioc, job); });
   return job.summary;
 }
 

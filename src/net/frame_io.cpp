@@ -1,5 +1,7 @@
 #include "frame_io.hpp"
 
+#include "race.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -39,16 +41,14 @@ awaitable<wire::Message> read_message(Connection& conn) {
 }
 
 namespace {
-// Wrapped in an optional on purpose: Asio's || flattens a std::variant result into its own.
-awaitable<std::optional<wire::Message>> read_optional(Connection& conn) { co_return co_await read_message(conn); }
+awaitable<void> sleep_for(std::chrono::milliseconds duration) {
+  asio::steady_timer timer(co_await asio::this_coro::executor, duration);
+  co_await timer.async_wait(asio::use_awaitable);
+}
 }  // namespace
 
 awaitable<std::optional<wire::Message>> read_message_within(Connection& conn, std::chrono::milliseconds timeout) {
-  using namespace asio::experimental::awaitable_operators;
-  asio::steady_timer deadline(co_await asio::this_coro::executor, timeout);
-  auto result = co_await (read_optional(conn) || deadline.async_wait(asio::as_tuple(asio::use_awaitable)));
-  if (result.index() == 1) co_return std::nullopt;
-  co_return std::move(std::get<0>(result));
+  co_return co_await first_of(read_message(conn), sleep_for(timeout));
 }
 
 awaitable<void> send_message(Connection& conn, const wire::Message& message) {

@@ -16,6 +16,7 @@
 #include "net/frame_io.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/file_io.hpp"
+#include "pxfer/host_settings.hpp"
 #include "pxfer/rate_meter.hpp"
 #include "transfer/transfer.hpp"
 #include "transfer_registry.hpp"
@@ -136,6 +137,9 @@ struct Server::Impl {
       } else if (auto* ping = std::get_if<wire::Ping>(&message)) {
         wire::Message pong = wire::Pong{ping->nonce};
         co_await net::send_message(*conn, pong);
+      } else if (std::holds_alternative<wire::InfoRequest>(message)) {
+        wire::Message info = wire::Info{to_entries(read_host_settings(conn->socket().native_handle()))};
+        co_await net::send_message(*conn, info);
       } else {
         throw Error(Errc::protocol, std::string("unexpected ") + wire::type_name(wire::type_of(message)));
       }

@@ -9,6 +9,7 @@
 #include <deque>
 
 #include "net/frame_io.hpp"
+#include "net/race.hpp"
 
 namespace pxfer::transfer {
 
@@ -302,9 +303,9 @@ awaitable<std::string> Transfer::run_control(Connection& control) {
     // ends the transfer at once instead of after the streams time out.
     std::shared_ptr<Connection> shared_control = control.shared_from_this();
     if (settings_.stats_interval.count() > 0)
-      co_await (wait_streams() || watch_peer(control) || report_stats(shared_control));
+      co_await net::first_of(wait_streams(), watch_peer(control) && report_stats(shared_control));
     else
-      co_await (wait_streams() || watch_peer(control));
+      co_await net::first_of(wait_streams(), watch_peer(control));
     if (settings_.stats_interval.count() > 0) {
       wire::Message last = wire::Stats{local_figures()};  // final figures, so totals are complete
       co_await net::send_message(control, last);

@@ -119,6 +119,22 @@ template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std
     io.u64(s.delivery_rate);
   }
 }
+template <class IO, class H> void fields(IO&, H&) requires std::same_as<std::remove_const_t<H>, InfoRequest> {}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Info> {
+  auto count = static_cast<std::uint16_t>(m.entries.size());
+  io.u16(count);
+  if constexpr (std::is_same_v<IO, Decode>) {
+    if (count > 64) {
+      io.r.mark_too_long();
+      return;
+    }
+    m.entries.resize(count);
+  }
+  for (auto& [key, value] : m.entries) {
+    io.str(key, 64);
+    io.str(value, 256);
+  }
+}
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Ping> { io.u64(m.nonce); }
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Pong> { io.u64(m.nonce); }
 
@@ -137,6 +153,8 @@ template <> constexpr FrameType type_for<ErrorMsg>() { return FrameType::error; 
 template <> constexpr FrameType type_for<Ping>() { return FrameType::ping; }
 template <> constexpr FrameType type_for<Pong>() { return FrameType::pong; }
 template <> constexpr FrameType type_for<Stats>() { return FrameType::stats; }
+template <> constexpr FrameType type_for<InfoRequest>() { return FrameType::info_request; }
+template <> constexpr FrameType type_for<Info>() { return FrameType::info; }
 
 void put_header(std::uint8_t* out, FrameType type, std::uint32_t length) {
   std::vector<std::uint8_t> tmp;
@@ -190,6 +208,8 @@ const char* type_name(FrameType type) noexcept {
     case FrameType::ping: return "PING";
     case FrameType::pong: return "PONG";
     case FrameType::stats: return "STATS";
+    case FrameType::info_request: return "INFO_REQUEST";
+    case FrameType::info: return "INFO";
   }
   return "UNKNOWN";
 }
@@ -198,7 +218,8 @@ std::uint32_t max_payload(FrameType type) noexcept {
   switch (type) {
     case FrameType::block: return static_cast<std::uint32_t>(block_header_size) + max_block_size;
     case FrameType::ack: return 12;
-    case FrameType::end: return 0;
+    case FrameType::end:
+    case FrameType::info_request: return 0;
     case FrameType::ping:
     case FrameType::pong: return 8;
     case FrameType::attach: return token_size + 2;
@@ -210,7 +231,8 @@ std::uint32_t max_payload(FrameType type) noexcept {
     case FrameType::commit:
     case FrameType::result:
     case FrameType::error:
-    case FrameType::stats: return max_control_payload;
+    case FrameType::stats:
+    case FrameType::info: return max_control_payload;
   }
   return 0;
 }
@@ -222,7 +244,7 @@ DecodeStatus decode_header(std::span<const std::uint8_t> bytes, FrameHeader& out
   auto type = static_cast<FrameType>(r.u16());
   std::uint16_t flags = r.u16();
   std::uint32_t limit = max_payload(type);
-  if (limit == 0 && type != FrameType::end) return DecodeStatus::unknown_type;
+  if (limit == 0 && type != FrameType::end && type != FrameType::info_request) return DecodeStatus::unknown_type;
   if (length > limit) return DecodeStatus::too_long;
   out = FrameHeader{type, flags, length};
   return DecodeStatus::ok;
@@ -262,6 +284,8 @@ DecodeStatus decode_message(const FrameHeader& header, std::span<const std::uint
     case FrameType::ping: st = decode_as<Ping>(payload, out); break;
     case FrameType::pong: st = decode_as<Pong>(payload, out); break;
     case FrameType::stats: st = decode_as<Stats>(payload, out); break;
+    case FrameType::info_request: st = decode_as<InfoRequest>(payload, out); break;
+    case FrameType::info: st = decode_as<Info>(payload, out); break;
     case FrameType::block: return DecodeStatus::bad_field;  // blocks go through decode_block_header
   }
   return st;
