@@ -12,6 +12,7 @@
 #include "pxfer/error.hpp"
 #include "pxfer/json_printer.hpp"
 #include "pxfer/progress_printer.hpp"
+#include "pxfer/sweep.hpp"
 
 using namespace pxfer;
 
@@ -75,6 +76,79 @@ ClientOptions to_options(const CommonArgs& a) {
   return o;
 }
 
+struct SweepArgs {
+  std::string url, streams = "1,3,5,10", files = "1,3,5,10", size = "256M", direction = "get", window = "0";
+  std::string congestion, compress = "none", block_size = "4M";
+  unsigned repeat = 1;
+  bool csv = false, json = false;
+};
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    auto comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    if (comma > start) out.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::vector<unsigned> count_list(const std::string& name, const std::string& text, unsigned max) {
+  std::vector<unsigned> out;
+  for (const auto& item : split_list(text)) {
+    auto v = parse_size(item);
+    if (!v || *v < 1 || *v > max)
+      throw Error(Errc::usage, name + " " + text + ": '" + item + "' is not a number from 1 to " + std::to_string(max));
+    out.push_back(static_cast<unsigned>(*v));
+  }
+  if (out.empty()) throw Error(Errc::usage, name + ": give at least one value");
+  return out;
+}
+
+int run_sweep_command(const SweepArgs& a) {
+  try {
+    std::string why;
+    auto url = parse_url(a.url, &why);
+    if (!url) throw Error(Errc::usage, a.url + ": " + why);
+    SweepOptions o;
+    o.streams = count_list("--streams", a.streams, 64);
+    o.files = count_list("--files", a.files, 64);
+    o.size = cli::size_option("--size", a.size);
+    if (o.size == 0) throw Error(Errc::usage, "--size must be positive");
+    o.directions.clear();
+    for (const auto& d : split_list(a.direction)) {
+      if (d == "get") o.directions.push_back(Direction::get);
+      else if (d == "put") o.directions.push_back(Direction::put);
+      else throw Error(Errc::usage, "--direction " + a.direction + ": use get, put or get,put");
+    }
+    o.windows.clear();
+    for (const auto& w : split_list(a.window)) o.windows.push_back(static_cast<std::uint32_t>(cli::size_option("--window", w)));
+    if (!a.congestion.empty()) o.congestions = split_list(a.congestion);
+    for (const auto& c : split_list(a.compress))
+      if (c != "none") throw Error(Errc::usage, "--compress " + c + ": compression is not implemented yet; use none");
+    o.repeat = std::clamp(a.repeat, 1u, 100u);
+    auto block = cli::size_option("--block-size", a.block_size);
+    if (block < (1u << 20) || block > (16u << 20)) throw Error(Errc::usage, "--block-size " + a.block_size + ": use 1M to 16M");
+    o.base.block_size = static_cast<std::uint32_t>(block);
+    std::size_t total = o.directions.size() * o.windows.size() * o.congestions.size() * o.files.size() * o.streams.size();
+    std::size_t done = 0;
+    auto cells = run_sweep(*url, o, [&](const SweepCell& c) {
+      std::fprintf(stderr, "sweep: %zu/%zu %s files=%u streams=%u: %.1f Mbit/s, %u failures\n", ++done, total,
+                   c.direction == Direction::put ? "put" : "get", c.files, c.streams, c.median_mbit(), c.failures);
+    });
+    std::string text = a.json ? format_sweep_json(cells) : a.csv ? format_sweep_csv(cells) : format_sweep_tables(cells);
+    std::fputs(text.c_str(), stdout);
+    for (const auto& c : cells)
+      if (c.failures) return exit_code(Errc::network);
+    return 0;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "pxfer: %s\n", e.what());
+    return exit_code(e.code());
+  }
+}
+
 int run_doctor(std::string url_text, const std::string& target, double loss_pct, unsigned pings) {
   try {
     if (url_text.find('/', std::string("pxfer://").size()) == std::string::npos) url_text += '/';
@@ -121,6 +195,21 @@ int main(int argc, char** argv) {
   doctor->add_option("--loss", doctor_loss_pct, "packet loss on the path in percent (e.g. 0.01), if known");
   doctor->add_option("--pings", doctor_pings, "round trips to measure")->capture_default_str();
 
+  SweepArgs sweep_args;
+  auto* sweep = app.add_subcommand("sweep", "run the files x streams matrix against a server and print rate and failures per cell");
+  sweep->add_option("URL", sweep_args.url, "pxfer://HOST[:PORT]/DIR/ where the server may hold temporary files")->required();
+  sweep->add_option("--streams", sweep_args.streams, "streams per file, comma-separated")->capture_default_str();
+  sweep->add_option("--files", sweep_args.files, "files at once, comma-separated")->capture_default_str();
+  sweep->add_option("--size", sweep_args.size, "size of each file")->capture_default_str();
+  sweep->add_option("--direction", sweep_args.direction, "get, put or get,put")->capture_default_str();
+  sweep->add_option("--window", sweep_args.window, "socket buffers, comma-separated (0 = autotuning)")->capture_default_str();
+  sweep->add_option("--congestion", sweep_args.congestion, "congestion controls, comma-separated (default: the system's)");
+  sweep->add_option("--compress", sweep_args.compress, "none (compression is not implemented yet)")->capture_default_str();
+  sweep->add_option("--repeat", sweep_args.repeat, "runs per cell (the median is shown)")->capture_default_str();
+  sweep->add_option("--block-size", sweep_args.block_size, "block size")->capture_default_str();
+  sweep->add_flag("--csv", sweep_args.csv, "CSV instead of tables");
+  sweep->add_flag("--json", sweep_args.json, "one JSON object per cell instead of tables");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -131,6 +220,7 @@ int main(int argc, char** argv) {
   }
 
   if (doctor->parsed()) return run_doctor(doctor_url, doctor_target, doctor_loss_pct, doctor_pings);
+  if (sweep->parsed()) return run_sweep_command(sweep_args);
   const bool is_put = put->parsed();
   const CommonArgs& args = is_put ? put_args : get_args;
   cli::set_verbosity(args.verbose);

@@ -36,6 +36,9 @@ class Directory {
   std::string display_;
 };
 
+// Deletes a regular file (never a directory) named relative to `dir`, confined like open_file.
+void remove_file(const Directory& dir, const std::string& path);
+
 // Refuses what a client must never name relative to an export root: empty, absolute, NUL bytes,
 // "..". Throws Error(permission / usage) with a message naming the path.
 void check_relative_path(const std::string& path);

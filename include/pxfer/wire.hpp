@@ -41,6 +41,8 @@ enum class FrameType : std::uint16_t {
   stats = 15,     // sender -> receiver on the control connection: per-stream TCP figures
   info_request = 16,  // client -> server: what are your TCP settings? (pxfer doctor)
   info = 17,          // server -> client: key/value pairs
+  remove = 18,        // client -> server: delete a file below the export root
+  done = 19,          // server -> client: a request without a transfer succeeded
 };
 
 // Capability bits offered in HELLO and HELLO_OK; the session uses the intersection.
@@ -137,6 +139,10 @@ struct StreamFigures {
 struct Stats {
   std::vector<StreamFigures> streams;  // at most max_streams
 };
+struct Remove {
+  std::string path;
+};
+struct Done {};
 struct InfoRequest {};
 struct Info {
   std::vector<std::pair<std::string, std::string>> entries;  // at most 64, key <= 64, value <= 256
@@ -149,7 +155,7 @@ struct Pong {
 };
 
 using Message = std::variant<Hello, HelloOk, Open, OpenOk, Attach, AttachOk, Ack, End, Commit, Result,
-                             ErrorMsg, Ping, Pong, Stats, InfoRequest, Info>;
+                             ErrorMsg, Ping, Pong, Stats, InfoRequest, Info, Remove, Done>;
 
 struct BlockHeader {
   std::uint64_t offset = 0;

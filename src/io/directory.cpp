@@ -45,6 +45,23 @@ void check_relative_path(const std::string& path) {
   }
 }
 
+void remove_file(const Directory& dir, const std::string& path) {
+  std::string leaf;
+  int parent = dir.open_parent(path, leaf);
+  struct stat st {};
+  int rc = ::fstatat(parent, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW);
+  if (rc == 0 && S_ISDIR(st.st_mode)) {
+    ::close(parent);
+    throw Error(Errc::usage, path + ": is a directory; only files are removed");
+  }
+  if (rc != 0 || ::unlinkat(parent, leaf.c_str(), 0) != 0) {
+    int err = errno;
+    ::close(parent);
+    throw Error(errc_from_errno(err), "cannot remove " + path + ": " + errno_text(err));
+  }
+  ::close(parent);
+}
+
 Directory Directory::open_root(const std::string& path, bool confined) {
   int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) {

@@ -137,6 +137,17 @@ struct Server::Impl {
       } else if (auto* ping = std::get_if<wire::Ping>(&message)) {
         wire::Message pong = wire::Pong{ping->nonce};
         co_await net::send_message(*conn, pong);
+      } else if (auto* remove = std::get_if<wire::Remove>(&message)) {
+        std::optional<Error> refused;  // no co_await inside a handler
+        try {
+          remove_file(root, remove->path);
+          spdlog::info("client={} path={} removed", conn->peer(), remove->path);
+        } catch (const Error& e) {
+          refused = e;
+        }
+        wire::Message reply = refused ? wire::Message(wire::ErrorMsg{static_cast<std::uint16_t>(refused->code()), refused->what()})
+                                      : wire::Message(wire::Done{});
+        co_await net::send_message(*conn, reply);
       } else if (std::holds_alternative<wire::InfoRequest>(message)) {
         wire::Message info = wire::Info{to_entries(read_host_settings(conn->socket().native_handle()))};
         co_await net::send_message(*conn, info);

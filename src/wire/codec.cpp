@@ -120,6 +120,10 @@ template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std
   }
 }
 template <class IO, class H> void fields(IO&, H&) requires std::same_as<std::remove_const_t<H>, InfoRequest> {}
+template <class IO, class H> void fields(IO&, H&) requires std::same_as<std::remove_const_t<H>, Done> {}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Remove> {
+  io.str(m.path, max_path_length);
+}
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Info> {
   auto count = static_cast<std::uint16_t>(m.entries.size());
   io.u16(count);
@@ -155,6 +159,8 @@ template <> constexpr FrameType type_for<Pong>() { return FrameType::pong; }
 template <> constexpr FrameType type_for<Stats>() { return FrameType::stats; }
 template <> constexpr FrameType type_for<InfoRequest>() { return FrameType::info_request; }
 template <> constexpr FrameType type_for<Info>() { return FrameType::info; }
+template <> constexpr FrameType type_for<Remove>() { return FrameType::remove; }
+template <> constexpr FrameType type_for<Done>() { return FrameType::done; }
 
 void put_header(std::uint8_t* out, FrameType type, std::uint32_t length) {
   std::vector<std::uint8_t> tmp;
@@ -210,6 +216,8 @@ const char* type_name(FrameType type) noexcept {
     case FrameType::stats: return "STATS";
     case FrameType::info_request: return "INFO_REQUEST";
     case FrameType::info: return "INFO";
+    case FrameType::remove: return "REMOVE";
+    case FrameType::done: return "DONE";
   }
   return "UNKNOWN";
 }
@@ -219,7 +227,8 @@ std::uint32_t max_payload(FrameType type) noexcept {
     case FrameType::block: return static_cast<std::uint32_t>(block_header_size) + max_block_size;
     case FrameType::ack: return 12;
     case FrameType::end:
-    case FrameType::info_request: return 0;
+    case FrameType::info_request:
+    case FrameType::done: return 0;
     case FrameType::ping:
     case FrameType::pong: return 8;
     case FrameType::attach: return token_size + 2;
@@ -232,7 +241,8 @@ std::uint32_t max_payload(FrameType type) noexcept {
     case FrameType::result:
     case FrameType::error:
     case FrameType::stats:
-    case FrameType::info: return max_control_payload;
+    case FrameType::info:
+    case FrameType::remove: return max_control_payload;
   }
   return 0;
 }
@@ -244,7 +254,8 @@ DecodeStatus decode_header(std::span<const std::uint8_t> bytes, FrameHeader& out
   auto type = static_cast<FrameType>(r.u16());
   std::uint16_t flags = r.u16();
   std::uint32_t limit = max_payload(type);
-  if (limit == 0 && type != FrameType::end && type != FrameType::info_request) return DecodeStatus::unknown_type;
+  const bool empty_frame = type == FrameType::end || type == FrameType::info_request || type == FrameType::done;
+  if (limit == 0 && !empty_frame) return DecodeStatus::unknown_type;
   if (length > limit) return DecodeStatus::too_long;
   out = FrameHeader{type, flags, length};
   return DecodeStatus::ok;
@@ -286,6 +297,8 @@ DecodeStatus decode_message(const FrameHeader& header, std::span<const std::uint
     case FrameType::stats: st = decode_as<Stats>(payload, out); break;
     case FrameType::info_request: st = decode_as<InfoRequest>(payload, out); break;
     case FrameType::info: st = decode_as<Info>(payload, out); break;
+    case FrameType::remove: st = decode_as<Remove>(payload, out); break;
+    case FrameType::done: st = decode_as<Done>(payload, out); break;
     case FrameType::block: return DecodeStatus::bad_field;  // blocks go through decode_block_header
   }
   return st;
