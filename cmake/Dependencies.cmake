@@ -6,6 +6,7 @@ find_package(spdlog REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
 find_package(ZLIB REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
+find_package(zstd REQUIRED)
 
 # ISA-L ships no CMake config; it gives a SIMD adler32 several times faster than zlib's.
 find_path(ISAL_INCLUDE_DIR isa-l.h REQUIRED)

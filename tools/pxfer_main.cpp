@@ -26,6 +26,7 @@ struct CommonArgs {
   std::string checksum = "adler32";
   std::string congestion;
   std::string window_clamp = "0";
+  std::string compress = "none";
   bool stream_stats = false;
   bool json = false;
   bool overwrite = false;
@@ -42,6 +43,8 @@ void add_common(CLI::App& cmd, CommonArgs& a) {
   cmd.add_option("--checksum", a.checksum, "whole-file checksum: adler32, sha256 or none")->capture_default_str();
   cmd.add_option("--congestion", a.congestion, "TCP congestion control on every data stream, both ends (e.g. cubic, reno, bbr)");
   cmd.add_option("--window-clamp", a.window_clamp, "TCP_WINDOW_CLAMP: keep autotuning below SIZE; 0 = none")->capture_default_str();
+  cmd.add_option("--compress", a.compress, "per-block compression: none, zstd[:LEVEL] or auto (stops when it does not pay)")
+      ->capture_default_str();
   cmd.add_flag("--stream-stats", a.stream_stats, "each interval, per stream: rate, cwnd, RTT, retransmits, Send-Q, buffer (sending side)");
   cmd.add_flag("--json", a.json, "newline-delimited JSON events instead of text (docs/json.md)");
   cmd.add_flag("--overwrite", a.overwrite, "replace an existing destination");
@@ -73,6 +76,9 @@ ClientOptions to_options(const CommonArgs& a) {
   if (clamp > (1ull << 30)) throw Error(Errc::usage, "--window-clamp " + a.window_clamp + ": at most 1G");
   o.window_clamp = static_cast<std::uint32_t>(clamp);
   o.stream_stats = a.stream_stats;
+  auto compression = parse_compression(a.compress);
+  if (!compression) throw Error(Errc::usage, "--compress " + a.compress + ": use none, zstd, zstd:LEVEL (1-22) or auto");
+  o.compression = *compression;
   return o;
 }
 

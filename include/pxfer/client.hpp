@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "pxfer/checksum.hpp"
+#include "pxfer/compression.hpp"
 #include "pxfer/rate_meter.hpp"
 #include "pxfer/socket_tuning.hpp"
 #include "pxfer/stream_meter.hpp"
@@ -26,6 +27,7 @@ struct ClientOptions {
   std::string congestion;          // "" = the system default
   std::uint32_t window_clamp = 0;  // 0 = none
   bool stream_stats = false;       // per-stream TCP figures each interval (from the sending side)
+  CompressionSetting compression;  // applied by whichever side sends
   ChecksumAlgo checksum = ChecksumAlgo::adler32;
   bool overwrite = false;
   std::chrono::milliseconds perf_interval{1000};
@@ -49,6 +51,8 @@ struct TransferSummary {
   BufferGrant remote_buffers;
   std::vector<std::string> warnings;
   std::string congestion;                   // in use on the data streams
+  CompressionSetting compression;
+  std::uint64_t wire_bytes = 0;             // block payload on the wire (less than bytes when compressed)
   std::vector<StreamTotals> stream_totals;  // with --stream-stats
 };
 

@@ -90,6 +90,8 @@ struct Open {
   std::string congestion;          // TCP_CONGESTION for the data sockets, "" = system default
   std::uint32_t window_clamp = 0;  // TCP_WINDOW_CLAMP for the data sockets, 0 = none
   std::uint32_t stats_interval_ms = 0;  // with open_want_stats
+  std::uint8_t compress_mode = 0;       // pxfer::CompressMode, for the sender
+  std::uint8_t compress_level = 0;
 };
 struct OpenOk {
   Token token{};

@@ -237,6 +237,8 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job) {
   open.window = opt.window;
   open.congestion = opt.congestion;
   open.window_clamp = opt.window_clamp;
+  open.compress_mode = static_cast<std::uint8_t>(opt.compression.mode);
+  open.compress_level = static_cast<std::uint8_t>(opt.compression.level);
   if (opt.stream_stats && job.direction == Direction::get) {
     open.flags |= wire::open_want_stats;  // the server sends: only it sees cwnd, Send-Q, retransmits
     open.stats_interval_ms = static_cast<std::uint32_t>(opt.perf_interval.count());
@@ -252,6 +254,7 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job) {
 
   transfer::Settings settings{opt.checksum, open_ok.block_size, opt.streams,
                               SocketTuning{opt.window, opt.congestion, opt.window_clamp}};
+  settings.compression = opt.compression;
   std::shared_ptr<transfer::Transfer> t;
   if (source) {
     t = transfer::Transfer::sending(ex, std::move(*source), settings);
@@ -305,6 +308,8 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job) {
   if (auto w = clamp_warning(summary.local_buffers); !w.empty()) summary.warnings.push_back(w);
   if (auto w = clamp_warning(summary.remote_buffers, "the server's kernel"); !w.empty()) summary.warnings.push_back(w);
   summary.congestion = congestion_of_stream(*t);
+  summary.compression = opt.compression;
+  summary.wire_bytes = t->wire_bytes();
   IntervalReport last = progress.sample();
   if (opt.stream_stats) summary.stream_totals = progress.totals();
   if (job.listener) {

@@ -47,6 +47,8 @@ std::string json_summary(const IntervalReport& report, const TransferSummary& s)
             {"streams", s.streams},
             {"block_size", s.block_size},
             {"congestion", s.congestion},
+            {"compression", describe(s.compression)},
+            {"wire_bytes", s.wire_bytes},
             {"checksum", {{"algorithm", checksum_name(s.checksum)}, {"value", s.checksum_value}}},
             {"buffers", {{"local", buffers_json(s.local_buffers)}, {"remote", buffers_json(s.remote_buffers)}}},
             {"warnings", s.warnings},

@@ -14,6 +14,13 @@ std::string format_summary(const TransferSummary& s) {
                 to_gigabits_per_s(rate), static_cast<unsigned>(s.streams), format_size(s.block_size).c_str());
   std::string out = std::string(head) + ", buffers local " + describe(s.local_buffers) + ", remote " + describe(s.remote_buffers);
   if (!s.congestion.empty()) out += ", congestion " + s.congestion;
+  if (s.compression.mode != CompressMode::none) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, ", compression %s ratio %.2f, wire %llu bytes", describe(s.compression).c_str(),
+                  s.wire_bytes ? static_cast<double>(s.bytes) / static_cast<double>(s.wire_bytes) : 1.0,
+                  static_cast<unsigned long long>(s.wire_bytes));
+    out += buf;
+  }
   return out;
 }
 

@@ -167,6 +167,7 @@ struct Server::Impl {
                                    available_congestion_controls());
     transfer::Settings settings{algo, open.block_size, open.streams,
                                 SocketTuning{open.window, open.congestion, open.window_clamp}, options.attach_timeout};
+    settings.compression = CompressionSetting{static_cast<CompressMode>(open.compress_mode), open.compress_level};
     if (open.flags & wire::open_want_stats)
       settings.stats_interval = std::chrono::milliseconds(std::max<std::uint32_t>(open.stats_interval_ms, 100));
     if (open.direction == wire::Direction::get) return transfer::Transfer::sending(ex, FileSource(root, open.path), settings);

@@ -10,6 +10,7 @@
 
 #include "net/frame_io.hpp"
 #include "net/race.hpp"
+#include "pxfer/rate_meter.hpp"
 
 namespace pxfer::transfer {
 
@@ -167,7 +168,13 @@ constexpr std::uint32_t pipeline_chunk = 256 * 1024;
 
 awaitable<void> Transfer::send_blocks(Connection& conn, StreamStats& stats) {
   std::vector<std::uint8_t> buffer(settings_.block_size);
+  std::optional<BlockCompressor> compressor;
+  if (settings_.compression.mode != CompressMode::none) compressor.emplace(settings_.compression);
   while (auto block = planner_.next()) {
+    if (compressor) {
+      co_await send_compressible(conn, stats, *block, buffer, *compressor);
+      continue;
+    }
     wire::BlockHeader header{block->offset, block->length, 0, block->length};
     auto header_bytes = wire::encode_block_header(header);
     co_await conn.write_all(header_bytes);
@@ -184,8 +191,38 @@ awaitable<void> Transfer::send_blocks(Connection& conn, StreamStats& stats) {
     }
     digest_->complete(digest, std::span(buffer.data(), block->length));
     stats.blocks.fetch_add(1, std::memory_order_relaxed);
+    wire_bytes_ += block->length;
+    raw_bytes_ += block->length;
   }
   co_await net::send_message(conn, end_message);
+}
+
+// With compression the whole block must be read before it can be sent: read and hash it chunk
+// by chunk, compress it, and send the smaller of the two forms.
+awaitable<void> Transfer::send_compressible(Connection& conn, StreamStats& stats, Block block,
+                                            std::vector<std::uint8_t>& buffer, BlockCompressor& compressor) {
+  std::span<std::uint8_t> data(buffer.data(), block.length);
+  BlockDigest digest{block.offset};
+  for (std::uint32_t done = 0; done < block.length;) {
+    std::uint32_t n = std::min(pipeline_chunk, block.length - done);
+    source_->read_at(block.offset + done, data.subspan(done, n));
+    digest_->update(digest, data.subspan(done, n));
+    done += n;
+  }
+  digest_->complete(digest, data);
+  std::span<const std::uint8_t> packed = compressor.compress(data);
+  std::span<const std::uint8_t> payload = packed.empty() ? std::span<const std::uint8_t>(data) : packed;
+  wire::BlockHeader header{block.offset, block.length, packed.empty() ? 0u : std::uint32_t{wire::block_compressed_zstd},
+                           static_cast<std::uint32_t>(payload.size())};
+  auto header_bytes = wire::encode_block_header(header);
+  co_await conn.write_all(header_bytes);
+  auto start = Clock::now();
+  co_await conn.write_all(payload, packed.empty() ? &stats.bytes : nullptr);
+  compressor.sent(payload.size(), std::chrono::duration<double>(Clock::now() - start).count());
+  if (!packed.empty()) stats.bytes.fetch_add(block.length, std::memory_order_relaxed);
+  stats.blocks.fetch_add(1, std::memory_order_relaxed);
+  wire_bytes_ += payload.size();
+  raw_bytes_ += block.length;
 }
 
 awaitable<void> Transfer::receive_acks(Connection& conn) {
@@ -205,6 +242,8 @@ awaitable<void> Transfer::receive_acks(Connection& conn) {
 
 awaitable<void> Transfer::receive_blocks(Connection& conn, StreamStats& stats) {
   std::vector<std::uint8_t> buffer(settings_.block_size);
+  std::vector<std::uint8_t> packed;
+  std::optional<BlockDecompressor> decompressor;
   std::array<std::uint8_t, wire::block_header_size> block_bytes{};
   for (;;) {
     wire::FrameHeader frame = co_await net::read_header(conn);
@@ -220,10 +259,21 @@ awaitable<void> Transfer::receive_blocks(Connection& conn, StreamStats& stats) {
     auto status = wire::decode_block_header(frame, block_bytes, header);
     if (status != wire::DecodeStatus::ok)
       throw Error(Errc::protocol, std::string("bad BLOCK frame from ") + conn.peer() + ": " + wire::to_string(status));
-    if (header.flags != 0) throw Error(Errc::protocol, "compressed block from " + conn.peer() + " but compression was not negotiated");
     if (!planner_.is_block(Block{header.offset, header.raw_length}))
       throw Error(Errc::protocol, "block at offset " + std::to_string(header.offset) + " of " +
                                       std::to_string(header.raw_length) + " bytes does not fit the file's block plan");
+    if (header.flags & wire::block_compressed_zstd) {
+      if (!decompressor) decompressor.emplace();
+      packed.resize(header.wire_length);  // < raw_length <= block size: checked by the decoder
+      co_await conn.read_exact(packed);
+      std::span<std::uint8_t> data(buffer.data(), header.raw_length);
+      decompressor->decompress(packed, data);
+      stats.bytes.fetch_add(header.raw_length, std::memory_order_relaxed);
+      sink_->write_at(header.offset, data);
+      digest_->add_block(header.offset, data);
+      co_await finish_received_block(conn, stats, header);
+      continue;
+    }
     // Hash each piece as it arrives and write it out in pipeline_chunk pieces, while it is hot.
     std::span<std::uint8_t> data(buffer.data(), header.raw_length);
     BlockDigest digest{header.offset};
@@ -239,12 +289,19 @@ awaitable<void> Transfer::receive_blocks(Connection& conn, StreamStats& stats) {
       }
     }
     digest_->complete(digest, data);
-    if (!planner_.mark_done(header.offset))
-      throw Error(Errc::protocol, "block at offset " + std::to_string(header.offset) + " received twice");
-    stats.blocks.fetch_add(1, std::memory_order_relaxed);
-    wire::Message ack = wire::Ack{header.offset, header.raw_length};
-    co_await net::send_message(conn, ack);
+    co_await finish_received_block(conn, stats, header);
   }
+}
+
+// The block is written and hashed: record it and acknowledge it.
+awaitable<void> Transfer::finish_received_block(Connection& conn, StreamStats& stats, const wire::BlockHeader& header) {
+  if (!planner_.mark_done(header.offset))
+    throw Error(Errc::protocol, "block at offset " + std::to_string(header.offset) + " received twice");
+  stats.blocks.fetch_add(1, std::memory_order_relaxed);
+  wire_bytes_ += header.wire_length;
+  raw_bytes_ += header.raw_length;
+  wire::Message ack = wire::Ack{header.offset, header.raw_length};
+  co_await net::send_message(conn, ack);
 }
 
 awaitable<void> Transfer::wait_streams() {

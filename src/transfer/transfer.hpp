@@ -16,6 +16,7 @@
 #include "net/connection.hpp"
 #include "pxfer/block_planner.hpp"
 #include "pxfer/checksum.hpp"
+#include "pxfer/compression.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/file_io.hpp"
 #include "pxfer/socket_tuning.hpp"
@@ -47,6 +48,7 @@ struct Settings {
   // When positive and this side sends, STATS with every stream's TCP figures go to the receiver
   // over the control connection at this interval (--stream-stats on the receiving client).
   std::chrono::milliseconds stats_interval{0};
+  CompressionSetting compression;  // used by the sending side
 };
 
 enum class Role { send, receive };
@@ -64,6 +66,9 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   StreamStats& stream(std::size_t index) { return *stats_[index]; }
   std::size_t stream_count() const { return stats_.size(); }
   std::uint64_t bytes_moved() const;
+  // Block payload bytes that crossed the wire, and the file bytes they stood for.
+  std::uint64_t wire_bytes() const { return wire_bytes_.load(); }
+  std::uint64_t raw_bytes() const { return raw_bytes_.load(); }
 
   // Reserves stream slot `index` for a data connection; false if out of range or taken.
   bool claim_stream(std::uint16_t index);
@@ -91,6 +96,9 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   awaitable<void> send_blocks(Connection& conn, StreamStats& stats);
   awaitable<void> receive_acks(Connection& conn);
   awaitable<void> receive_blocks(Connection& conn, StreamStats& stats);
+  awaitable<void> send_compressible(Connection& conn, StreamStats& stats, Block block, std::vector<std::uint8_t>& buffer,
+                                    BlockCompressor& compressor);
+  awaitable<void> finish_received_block(Connection& conn, StreamStats& stats, const wire::BlockHeader& header);
   awaitable<void> wait_streams();
   awaitable<void> watch_peer(Connection& control);
   awaitable<void> report_stats(std::shared_ptr<Connection> control);
@@ -117,6 +125,8 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   boost::asio::experimental::concurrent_channel<void(boost::system::error_code)> done_;
   boost::asio::any_io_executor executor_;
   std::function<void(wire::Stats)> peer_stats_listener_;
+  std::atomic<std::uint64_t> wire_bytes_{0};
+  std::atomic<std::uint64_t> raw_bytes_{0};
   std::shared_ptr<boost::asio::steady_timer> attach_timer_;  // lives on executor_
 };
 

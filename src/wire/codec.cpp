@@ -63,6 +63,8 @@ template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std
   io.str(m.congestion, max_congestion_name);
   io.u32(m.window_clamp);
   io.u32(m.stats_interval_ms);
+  io.u8(m.compress_mode);
+  io.u8(m.compress_level);
 }
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, OpenOk> {
   io.token(m.token);
@@ -278,7 +280,7 @@ DecodeStatus decode_message(const FrameHeader& header, std::span<const std::uint
       st = decode_as<Open>(payload, out);
       if (st == DecodeStatus::ok) {
         auto& o = std::get<Open>(out);
-        if ((o.direction != Direction::put && o.direction != Direction::get) || o.streams == 0 ||
+        if ((o.direction != Direction::put && o.direction != Direction::get) || o.streams == 0 || o.compress_mode > 2 ||
             o.streams > max_streams || o.block_size < min_block_size || o.block_size > max_block_size)
           return DecodeStatus::bad_field;
       }
@@ -318,6 +320,8 @@ DecodeStatus decode_block_header(const FrameHeader& header, std::span<const std:
   if (b.raw_length == 0 || b.raw_length > max_block_size) return DecodeStatus::bad_field;
   if ((b.flags & ~std::uint32_t{block_compressed_zstd}) != 0) return DecodeStatus::bad_field;
   if (!(b.flags & block_compressed_zstd) && b.wire_length != b.raw_length) return DecodeStatus::bad_field;
+  // A compressed block is only sent when it shrank, so it is never longer than its data.
+  if ((b.flags & block_compressed_zstd) && (b.wire_length == 0 || b.wire_length >= b.raw_length)) return DecodeStatus::bad_field;
   if (b.offset > UINT64_MAX - b.raw_length) return DecodeStatus::bad_field;
   out = b;
   return DecodeStatus::ok;
