@@ -132,13 +132,18 @@ int run_sweep_command(const SweepArgs& a) {
     o.windows.clear();
     for (const auto& w : split_list(a.window)) o.windows.push_back(static_cast<std::uint32_t>(cli::size_option("--window", w)));
     if (!a.congestion.empty()) o.congestions = split_list(a.congestion);
-    for (const auto& c : split_list(a.compress))
-      if (c != "none") throw Error(Errc::usage, "--compress " + c + ": compression is not implemented yet; use none");
+    o.compressions.clear();
+    for (const auto& c : split_list(a.compress)) {
+      auto z = parse_compression(c);
+      if (!z) throw Error(Errc::usage, "--compress " + c + ": use none, zstd, zstd:LEVEL or auto");
+      o.compressions.push_back(*z);
+    }
     o.repeat = std::clamp(a.repeat, 1u, 100u);
     auto block = cli::size_option("--block-size", a.block_size);
     if (block < (1u << 20) || block > (16u << 20)) throw Error(Errc::usage, "--block-size " + a.block_size + ": use 1M to 16M");
     o.base.block_size = static_cast<std::uint32_t>(block);
-    std::size_t total = o.directions.size() * o.windows.size() * o.congestions.size() * o.files.size() * o.streams.size();
+    std::size_t total = o.directions.size() * o.windows.size() * o.congestions.size() * o.compressions.size() *
+                        o.files.size() * o.streams.size();
     std::size_t done = 0;
     auto cells = run_sweep(*url, o, [&](const SweepCell& c) {
       std::fprintf(stderr, "sweep: %zu/%zu %s files=%u streams=%u: %.1f Mbit/s, %u failures\n", ++done, total,
@@ -210,7 +215,7 @@ int main(int argc, char** argv) {
   sweep->add_option("--direction", sweep_args.direction, "get, put or get,put")->capture_default_str();
   sweep->add_option("--window", sweep_args.window, "socket buffers, comma-separated (0 = autotuning)")->capture_default_str();
   sweep->add_option("--congestion", sweep_args.congestion, "congestion controls, comma-separated (default: the system's)");
-  sweep->add_option("--compress", sweep_args.compress, "none (compression is not implemented yet)")->capture_default_str();
+  sweep->add_option("--compress", sweep_args.compress, "compressions, comma-separated (none, zstd[:LEVEL], auto)")->capture_default_str();
   sweep->add_option("--repeat", sweep_args.repeat, "runs per cell (the median is shown)")->capture_default_str();
   sweep->add_option("--block-size", sweep_args.block_size, "block size")->capture_default_str();
   sweep->add_flag("--csv", sweep_args.csv, "CSV instead of tables");

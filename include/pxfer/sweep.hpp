@@ -18,6 +18,7 @@ struct SweepOptions {
   std::vector<Direction> directions{Direction::get};
   std::vector<std::uint32_t> windows{0};
   std::vector<std::string> congestions{""};  // "" = the system default
+  std::vector<CompressionSetting> compressions{CompressionSetting{}};
   unsigned repeat = 1;
   ClientOptions base;                        // block size, checksum, timeouts
   std::string scratch_dir;                   // local files; "" = /dev/shm or /tmp
@@ -27,6 +28,7 @@ struct SweepCell {
   Direction direction = Direction::get;
   std::uint32_t window = 0;
   std::string congestion;
+  CompressionSetting compression;
   unsigned files = 0;
   unsigned streams = 0;
   std::vector<double> rates_mbit;  // one per successful repeat: all bytes / wall time

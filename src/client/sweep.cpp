@@ -57,6 +57,7 @@ std::pair<double, unsigned> run_cell(const SweepCell& cell, const std::vector<fs
   options.streams = static_cast<std::uint16_t>(cell.streams);
   options.window = cell.window;
   options.congestion = cell.congestion;
+  options.compression = cell.compression;
   options.overwrite = true;
   options.perf_interval = std::chrono::milliseconds(0);
   std::atomic<unsigned> failures{0};
@@ -115,9 +116,10 @@ std::vector<SweepCell> run_sweep(const Url& server_dir, const SweepOptions& o,
     for (Direction d : o.directions)
       for (std::uint32_t w : o.windows)
         for (const auto& cc : o.congestions)
+          for (const auto& z : o.compressions)
           for (unsigned f : o.files)
             for (unsigned s : o.streams) {
-              SweepCell cell{d, w, cc, f, s, {}, 0, 0};
+              SweepCell cell{d, w, cc, z, f, s, {}, 0, 0};
               for (unsigned r = 0; r < o.repeat; ++r) {
                 auto [seconds, failed] = run_cell(cell, local, remote, o.base);
                 ++cell.runs;

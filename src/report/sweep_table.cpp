@@ -11,14 +11,15 @@
 namespace pxfer {
 namespace {
 
-using Setting = std::tuple<int, std::uint32_t, std::string>;  // direction, window, congestion
+using Setting = std::tuple<int, std::uint32_t, std::string, std::string>;  // direction, window, congestion, compression
 
-Setting setting_of(const SweepCell& c) { return {static_cast<int>(c.direction), c.window, c.congestion}; }
+Setting setting_of(const SweepCell& c) { return {static_cast<int>(c.direction), c.window, c.congestion, describe(c.compression)}; }
 
 std::string describe_setting(const SweepCell& c) {
   std::string s = c.direction == Direction::put ? "put" : "get";
   s += ", window " + (c.window ? format_size(c.window) : std::string("auto"));
   s += ", congestion " + (c.congestion.empty() ? std::string("default") : c.congestion);
+  s += ", compress " + describe(c.compression);
   return s;
 }
 
@@ -73,11 +74,11 @@ std::string format_sweep_tables(const std::vector<SweepCell>& cells) {
 }
 
 std::string format_sweep_csv(const std::vector<SweepCell>& cells) {
-  std::string out = "direction,window,congestion,files,streams,runs,failures,median_mbit,rates_mbit\n";
+  std::string out = "direction,window,congestion,compress,files,streams,runs,failures,median_mbit,rates_mbit\n";
   for (const auto& c : cells) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "%s,%u,%s,%u,%u,%u,%u,%.2f,", c.direction == Direction::put ? "put" : "get", c.window,
-                  c.congestion.c_str(), c.files, c.streams, c.runs, c.failures, c.median_mbit());
+    std::snprintf(buf, sizeof buf, "%s,%u,%s,%s,%u,%u,%u,%u,%.2f,", c.direction == Direction::put ? "put" : "get", c.window,
+                  c.congestion.c_str(), describe(c.compression).c_str(), c.files, c.streams, c.runs, c.failures, c.median_mbit());
     out += buf;
     for (std::size_t i = 0; i < c.rates_mbit.size(); ++i) {
       std::snprintf(buf, sizeof buf, "%s%.2f", i ? ";" : "", c.rates_mbit[i]);
@@ -95,6 +96,7 @@ std::string format_sweep_json(const std::vector<SweepCell>& cells) {
                         {"direction", c.direction == Direction::put ? "put" : "get"},
                         {"window", c.window},
                         {"congestion", c.congestion},
+                        {"compress", describe(c.compression)},
                         {"files", c.files},
                         {"streams", c.streams},
                         {"runs", c.runs},
