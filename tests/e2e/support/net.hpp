@@ -1,0 +1,31 @@
+#pragma once
+// Raw sockets for the tests: a port nobody listens on, IPv6 availability, rogue clients.
+#include <cstdint>
+#include <string>
+
+namespace pxfer::e2e {
+
+// A loopback port that was free a moment ago: bound to 127.0.0.1:0, read back, closed.
+std::uint16_t closed_port();
+// True when a TCP socket can bind [::1]:0.
+bool ipv6_loopback_available();
+
+// A plain TCP connection (blocking), closed by the destructor.
+class RawConnection {
+ public:
+  // host is a numeric IPv4 or IPv6 address; throws std::runtime_error when connect fails.
+  RawConnection(const std::string& host, std::uint16_t port);
+  ~RawConnection();
+  RawConnection(const RawConnection&) = delete;
+  RawConnection& operator=(const RawConnection&) = delete;
+  // Sends all of `data`; false when the peer closed or reset the connection.
+  bool send_all(const std::string& data);
+  // True once the peer closed the connection (reads and discards what arrives meanwhile),
+  // waiting at most `timeout_ms`.
+  bool peer_closed_within(int timeout_ms);
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace pxfer::e2e
