@@ -60,6 +60,8 @@ FileSink::FileSink(const Directory& dir, const std::string& path, std::uint64_t 
     if (rc == EOPNOTSUPP || rc == EINVAL) rc = ::ftruncate(fd_, static_cast<off_t>(size)) == 0 ? 0 : errno;
     if (rc != 0) {
       abort();
+      ::close(fd_);  // the destructor does not run for a constructor that throws
+      ::close(dir_fd_);
       throw_io("cannot allocate " + std::to_string(size) + " bytes for", path, rc);
     }
   }

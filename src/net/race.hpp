@@ -44,4 +44,34 @@ inline awaitable<bool> first_of(awaitable<void> main, awaitable<void> other) {
   co_return order[0] == 0;
 }
 
+// Both must finish; the first failure cancels the other and is the one rethrown (Asio's && would
+// throw multiple_exceptions when the cancelled one fails too, hiding the cause).
+template <class T>
+awaitable<T> both(awaitable<T> main, awaitable<void> other) {
+  namespace ex = asio::experimental;
+  auto executor = co_await asio::this_coro::executor;
+  auto [order, main_error, value, other_error] =
+      co_await ex::make_parallel_group(asio::co_spawn(executor, std::move(main), asio::deferred),
+                                       asio::co_spawn(executor, std::move(other), asio::deferred))
+          .async_wait(ex::wait_for_one_error(), asio::use_awaitable);
+  std::exception_ptr first = order[0] == 0 ? main_error : other_error;
+  std::exception_ptr second = order[0] == 0 ? other_error : main_error;
+  if (first) std::rethrow_exception(first);
+  if (second) std::rethrow_exception(second);
+  co_return std::move(value);
+}
+
+inline awaitable<void> both(awaitable<void> main, awaitable<void> other) {
+  namespace ex = asio::experimental;
+  auto executor = co_await asio::this_coro::executor;
+  auto [order, main_error, other_error] =
+      co_await ex::make_parallel_group(asio::co_spawn(executor, std::move(main), asio::deferred),
+                                       asio::co_spawn(executor, std::move(other), asio::deferred))
+          .async_wait(ex::wait_for_one_error(), asio::use_awaitable);
+  std::exception_ptr first = order[0] == 0 ? main_error : other_error;
+  std::exception_ptr second = order[0] == 0 ? other_error : main_error;
+  if (first) std::rethrow_exception(first);
+  if (second) std::rethrow_exception(second);
+}
+
 }  // namespace pxfer::net

@@ -3,7 +3,6 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <deque>
@@ -15,7 +14,6 @@
 namespace pxfer::transfer {
 
 namespace asio = boost::asio;
-using namespace asio::experimental::awaitable_operators;
 
 void refresh_tcp(StreamStats& s, int fd);
 
@@ -129,7 +127,7 @@ awaitable<void> Transfer::run_stream(std::shared_ptr<Connection> conn, std::uint
   std::optional<Error> failure;
   try {
     if (role_ == Role::send)
-      co_await (send_blocks(*conn, stats) && receive_acks(*conn));
+      co_await net::both(send_blocks(*conn, stats), receive_acks(*conn));
     else
       co_await receive_blocks(*conn, stats);
   } catch (const Error& e) {
@@ -360,7 +358,7 @@ awaitable<std::string> Transfer::run_control(Connection& control) {
     // ends the transfer at once instead of after the streams time out.
     std::shared_ptr<Connection> shared_control = control.shared_from_this();
     if (settings_.stats_interval.count() > 0)
-      co_await net::first_of(wait_streams(), watch_peer(control) && report_stats(shared_control));
+      co_await net::first_of(wait_streams(), net::both(watch_peer(control), report_stats(shared_control)));
     else
       co_await net::first_of(wait_streams(), watch_peer(control));
     if (settings_.stats_interval.count() > 0) {
@@ -369,7 +367,7 @@ awaitable<std::string> Transfer::run_control(Connection& control) {
     }
     co_return co_await commit_as_sender(control);
   }
-  co_return co_await (commit_as_receiver(control) && wait_streams());
+  co_return co_await net::both(commit_as_receiver(control), wait_streams());
 }
 
 awaitable<void> Transfer::watch_peer(Connection& control) {
