@@ -160,13 +160,8 @@ TEST_P(SigtermDuringTransfer, ServerExitsAndNothingIsLeftBehind) {
                           << client.out().substr(client.out().size() > 400 ? client.out().size() - 400 : 0);
   EXPECT_NE(client_status, 0) << client.out();
   // A server that goes away is a network error (Errc::network = 5), told in one line.
-  // BUG (get): pxfer exits 1 with "pxfer: internal error: multiple exceptions (please report it)".
-  // The receiving side of Transfer::run_control (src/transfer/transfer.cpp:372 at ccb9f52) still
-  // awaits `commit_as_receiver(control) && wait_streams()`: when the connection is lost both fail (the
-  // one Asio cancels throws too), so operator&& throws boost::asio::multiple_exceptions, which is
-  // not a pxfer::Error and reaches main()'s catch-all. Suggested fix: the same treatment as the
-  // sending side got in eea4040 (a helper that rethrows the first failure), e.g. catch inside
-  // each branch and rethrow the first pxfer::Error after the group.
+  // Regression guard: before 7327314 a get exited 1 with "internal error: multiple exceptions"
+  // (Asio's && on the receiving side); net::both() now rethrows the first failure.
   EXPECT_EQ(client_status, 5) << client.err();
   EXPECT_TRUE(client.err().starts_with("pxfer: ")) << client.err();
   EXPECT_EQ(std::count(client.err().begin(), client.err().end(), '\n'), 1) << client.err();
@@ -252,15 +247,8 @@ TEST(Server, ClientKilledDuringPutIsLoggedAndReleased) {
   client.send_signal(SIGKILL);
   client.wait(5s);
 
-  // BUG: the failed put is logged as "error 127.0.0.1:PORT: multiple exceptions" and never as
-  // "client=... path=big.bin direction=put bytes=... result=failed: ...". In
-  // Transfer::run_control (src/transfer/transfer.cpp:372 at ccb9f52) the receiver's
-  // `commit_as_receiver(control) && wait_streams()` ends with both operations failed, and Asio's
-  // && then throws boost::asio::multiple_exceptions, which is no pxfer::Error: it escapes
-  // `catch (const Error&)` in Server::Impl::serve_transfer (src/server/server.cpp:201), skipping
-  // registry.remove(token) (line 204), the result=failed log line and the ERROR frame to the
-  // client. (The registry holds weak_ptrs, so the file itself is released; the open-files check
-  // guards that.)
+  // Regression guard: before 7327314 the failed put was logged as "multiple exceptions" and
+  // skipped the result=failed line and registry clean-up (Asio's && on the receiving side).
   std::string log = wait_for_log_lines(server, "result=failed", 1);
   EXPECT_EQ(count_lines_containing(log, "direction=put"), 1u) << log;
   EXPECT_EQ(count_lines_containing(log, "result=failed"), 1u) << log;
