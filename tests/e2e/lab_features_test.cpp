@@ -1,0 +1,125 @@
+// The measuring features against a real pxferd: compression, the per-stream view, JSON events,
+// congestion control, doctor and sweep.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "support/e2e.hpp"
+
+namespace pxfer::e2e {
+namespace {
+
+class LabFeatures : public ::testing::Test {
+ protected:
+  TempDir dir{big_file_base()};
+  std::string root = dir.subdir("root");
+  std::string local = dir.subdir("local");
+  ServerProcess server{root};
+};
+
+std::vector<nlohmann::json> json_lines(const std::string& out) {
+  std::vector<nlohmann::json> events;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) events.push_back(nlohmann::json::parse(line));
+  return events;
+}
+
+TEST_F(LabFeatures, CompressedTransfersArriveIntactBothWays) {
+  std::string text;
+  while (text.size() < (20u << 20)) text += "event 123456 run 42 lumi 17 energy 13.6 TeV ATLAS DPM gridftp\n";
+  write_text(local + "/text.dat", text);
+  make_file(local + "/random.dat", 9u << 20, 5);
+  for (const std::string name : {"text.dat", "random.dat"})
+    for (const std::string mode : {"zstd", "zstd:9", "auto"}) {
+      auto put = run_pxfer("put", "--compress", mode, "--overwrite", local + "/" + name, server.url(name));
+      ASSERT_EQ(put.exit_code, 0) << put.err;
+      EXPECT_TRUE(files_equal(local + "/" + name, root + "/" + name));
+      EXPECT_NE(put.out.find("compression "), std::string::npos) << put.out;
+      auto get = run_pxfer("get", "--compress", mode, "--overwrite", server.url(name), local + "/back-" + name);
+      ASSERT_EQ(get.exit_code, 0) << get.err;
+      EXPECT_TRUE(files_equal(local + "/" + name, local + "/back-" + name)) << name << " " << mode;
+    }
+  // Text shrinks on the wire; random data goes raw (ratio 1.00).
+  auto text_put = run_pxfer("put", "--compress", "zstd", "--overwrite", local + "/text.dat", server.url("text.dat"));
+  EXPECT_EQ(text_put.out.find("ratio 1.00"), std::string::npos) << text_put.out;
+  auto random_put = run_pxfer("put", "--compress", "zstd", "--overwrite", local + "/random.dat", server.url("random.dat"));
+  EXPECT_NE(random_put.out.find("ratio 1.00"), std::string::npos) << random_put.out;
+}
+
+TEST_F(LabFeatures, StreamStatsShowEveryStreamAndTheBusyCount) {
+  make_file(local + "/f.dat", 64u << 20, 1);
+  for (const std::string direction : {"put", "get"}) {
+    auto r = direction == "put"
+                 ? run_pxfer("put", "-p", "3", "--stream-stats", "--perf-interval", "0.05", "--block-size", "1M",
+                             local + "/f.dat", server.url("f.dat"))
+                 : run_pxfer("get", "-p", "3", "--stream-stats", "--perf-interval", "0.05", "--block-size", "1M",
+                             server.url("f.dat"), local + "/g.dat");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (int s = 0; s < 3; ++s)
+      EXPECT_NE(r.out.find("stream  " + std::to_string(s) + ": "), std::string::npos) << direction << "\n" << r.out;
+    EXPECT_NE(r.out.find("streams with data queued (Send-Q > 0) in at least half the intervals: "), std::string::npos);
+  }
+}
+
+TEST_F(LabFeatures, JsonEventsCarryTheSameNumbers) {
+  make_file(local + "/j.dat", 8u << 20, 2);
+  auto r = run_pxfer("put", "--json", "--stream-stats", "-p", "2", local + "/j.dat", server.url("j.dat"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto events = json_lines(r.out);
+  ASSERT_GE(events.size(), 3u) << r.out;
+  EXPECT_EQ(events.front()["event"], "start");
+  EXPECT_EQ(events.back()["event"], "summary");
+  const auto& summary = events.back();
+  EXPECT_EQ(summary["bytes"], 8u << 20);
+  EXPECT_EQ(summary["streams"], 2);
+  EXPECT_EQ(summary["checksum"]["value"], adler32_hex(local + "/j.dat"));
+  std::uint64_t per_stream = 0;
+  for (const auto& t : summary["stream_totals"]) per_stream += t["bytes"].get<std::uint64_t>();
+  EXPECT_EQ(per_stream, 8u << 20);
+
+  auto failed = run_pxfer("get", "--json", server.url("missing.dat"), local + "/m.dat");
+  EXPECT_EQ(failed.exit_code, 3);
+  auto error = json_lines(failed.out);
+  ASSERT_FALSE(error.empty());
+  EXPECT_EQ(error.back()["event"], "error");
+  EXPECT_EQ(error.back()["class"], "not-found");
+}
+
+TEST_F(LabFeatures, CongestionControlIsAppliedOrRefusedWithTheAvailableList) {
+  make_file(local + "/c.dat", 4u << 20, 3);
+  auto ok = run_pxfer("put", "--congestion", "reno", local + "/c.dat", server.url("c.dat"));
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("congestion reno"), std::string::npos) << ok.out;
+  auto bad = run_pxfer("put", "--congestion", "warp9", local + "/c.dat", server.url("c2.dat"));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("available: "), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("cubic"), std::string::npos) << bad.err;
+}
+
+TEST_F(LabFeatures, DoctorMeasuresAndAdvises) {
+  auto r = run_pxfer("doctor", "pxfer://" + server.authority(), "--target", "100gbit");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* expected : {"round trip: ", "this host:", "server:", "tcp_rmem", "bandwidth-delay product",
+                               "put (this host sends)", "get (the server sends)"})
+    EXPECT_NE(r.out.find(expected), std::string::npos) << expected << "\n" << r.out;
+  auto bad = run_pxfer("doctor", "pxfer://" + server.authority(), "--target", "fast");
+  EXPECT_EQ(bad.exit_code, 2);
+}
+
+TEST_F(LabFeatures, SweepPrintsTheMatrixAndCleansUp) {
+  auto r = run_pxfer("sweep", server.url(""), "--streams", "1,2", "--files", "1,2", "--size", "2M", "--direction",
+                     "get,put");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("# get, window auto"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# put, window auto"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("files\\streams"), std::string::npos);
+  EXPECT_EQ(list_dir(root), std::vector<std::string>{}) << "sweep files left on the server";
+  auto csv = run_pxfer("sweep", server.url(""), "--streams", "1", "--files", "1", "--size", "1M", "--csv");
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_EQ(csv.out.rfind("direction,window,congestion,compress,files,streams", 0), 0u) << csv.out;
+}
+
+}  // namespace
+}  // namespace pxfer::e2e
