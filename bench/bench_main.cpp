@@ -34,21 +34,22 @@ std::vector<std::uint8_t> random_bytes(std::size_t n) {
   return v;
 }
 
-void BM_EncodeOpen(benchmark::State& state) {
+wire::Open sample_open() {
   wire::Open open;
   open.path = "data/run2026/file-000123.root";
   open.block_size = 4 << 20;
   open.streams = 4;
+  return open;
+}
+
+void BM_EncodeOpen(benchmark::State& state) {
+  wire::Open open = sample_open();
   for (auto _ : state) benchmark::DoNotOptimize(wire::encode(open));
 }
 BENCHMARK(BM_EncodeOpen);
 
 void BM_DecodeOpen(benchmark::State& state) {
-  wire::Open open;
-  open.path = "data/run2026/file-000123.root";
-  open.block_size = 4 << 20;
-  open.streams = 4;
-  auto bytes = wire::encode(open);
+  auto bytes = wire::encode(sample_open());
   for (auto _ : state) {
     wire::FrameHeader h;
     wire::decode_header(bytes, h);

@@ -33,6 +33,10 @@ std::string lower(std::string_view s) {
 }  // namespace
 
 std::optional<std::uint64_t> parse_size(std::string_view text) {
+  // Plain byte counts are parsed as integers: a double cannot hold every 64-bit value.
+  std::uint64_t exact = 0;
+  auto [end, err] = std::from_chars(text.data(), text.data() + text.size(), exact);
+  if (err == std::errc{} && end == text.data() + text.size()) return exact;
   double value = 0;
   std::string_view suffix;
   if (!split_number(text, value, suffix)) return std::nullopt;
@@ -69,7 +73,8 @@ std::string format_size(std::uint64_t bytes) {
   static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = static_cast<double>(bytes);
   int u = 0;
-  while (v >= 1024 && u < 4) {
+  // 1048575 B is "1.0 MiB", not "1024.0 KiB": move up a unit when one decimal would show 1024.
+  while (v >= 1023.95 && u < 4) {
     v /= 1024;
     ++u;
   }

@@ -1,8 +1,9 @@
 #pragma once
-// "Whichever finishes first wins, the other is cancelled": Asio's awaitable || waits for the
-// first *successful* completion, so a branch that fails would leave us waiting on the other
-// (a progress reporter that never ends, a timer). These helpers end on the first completion,
-// success or failure, and rethrow a failure.
+// Running two coroutines side by side. Asio's awaitable || waits for the first *successful*
+// completion (a failing branch leaves us waiting on the other: a progress reporter that never
+// ends, a timer) and its && throws multiple_exceptions when the branch it cancels fails too,
+// hiding the cause. These end on the first completion, or the first failure, and rethrow the
+// failure that came first.
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/experimental/parallel_group.hpp>
@@ -13,65 +14,63 @@
 #include "connection.hpp"
 
 namespace pxfer::net {
+namespace detail {
 
-// `main`'s value when it finishes first; nullopt when `other` finished first.
 template <class T>
-awaitable<std::optional<T>> first_of(awaitable<T> main, awaitable<void> other) {
+struct GroupOutcome {
+  bool main_first = true;
+  std::exception_ptr first_error;   // of whichever finished first
+  std::exception_ptr second_error;  // of the other (often just its cancellation)
+  T value{};
+};
+
+template <class T, class Condition>
+awaitable<GroupOutcome<T>> run_pair(awaitable<T> main, awaitable<void> other, Condition condition) {
   namespace ex = asio::experimental;
   auto executor = co_await asio::this_coro::executor;
   auto [order, main_error, value, other_error] =
       co_await ex::make_parallel_group(asio::co_spawn(executor, std::move(main), asio::deferred),
                                        asio::co_spawn(executor, std::move(other), asio::deferred))
-          .async_wait(ex::wait_for_one(), asio::use_awaitable);
-  if (order[0] == 0) {
-    if (main_error) std::rethrow_exception(main_error);
-    co_return std::optional<T>(std::move(value));
-  }
-  if (other_error) std::rethrow_exception(other_error);
-  co_return std::nullopt;
+          .async_wait(condition, asio::use_awaitable);
+  bool main_first = order[0] == 0;
+  co_return GroupOutcome<T>{main_first, main_first ? main_error : other_error, main_first ? other_error : main_error,
+                            std::move(value)};
+}
+
+inline awaitable<bool> finished(awaitable<void> work) {
+  co_await std::move(work);
+  co_return true;
+}
+
+}  // namespace detail
+
+// `main`'s value when it finishes first; nullopt when `other` finished first. The loser is
+// cancelled; a failure of the first to finish is rethrown.
+template <class T>
+awaitable<std::optional<T>> first_of(awaitable<T> main, awaitable<void> other) {
+  auto r = co_await detail::run_pair(std::move(main), std::move(other), asio::experimental::wait_for_one());
+  if (r.first_error) std::rethrow_exception(r.first_error);
+  if (!r.main_first) co_return std::nullopt;
+  co_return std::optional<T>(std::move(r.value));
 }
 
 // True when `main` finished first.
 inline awaitable<bool> first_of(awaitable<void> main, awaitable<void> other) {
-  namespace ex = asio::experimental;
-  auto executor = co_await asio::this_coro::executor;
-  auto [order, main_error, other_error] =
-      co_await ex::make_parallel_group(asio::co_spawn(executor, std::move(main), asio::deferred),
-                                       asio::co_spawn(executor, std::move(other), asio::deferred))
-          .async_wait(ex::wait_for_one(), asio::use_awaitable);
-  std::exception_ptr first = order[0] == 0 ? main_error : other_error;
-  if (first) std::rethrow_exception(first);
-  co_return order[0] == 0;
+  auto r = co_await first_of(detail::finished(std::move(main)), std::move(other));
+  co_return r.has_value();
 }
 
-// Both must finish; the first failure cancels the other and is the one rethrown (Asio's && would
-// throw multiple_exceptions when the cancelled one fails too, hiding the cause).
+// Both must finish; the first failure cancels the other and is the one rethrown.
 template <class T>
 awaitable<T> both(awaitable<T> main, awaitable<void> other) {
-  namespace ex = asio::experimental;
-  auto executor = co_await asio::this_coro::executor;
-  auto [order, main_error, value, other_error] =
-      co_await ex::make_parallel_group(asio::co_spawn(executor, std::move(main), asio::deferred),
-                                       asio::co_spawn(executor, std::move(other), asio::deferred))
-          .async_wait(ex::wait_for_one_error(), asio::use_awaitable);
-  std::exception_ptr first = order[0] == 0 ? main_error : other_error;
-  std::exception_ptr second = order[0] == 0 ? other_error : main_error;
-  if (first) std::rethrow_exception(first);
-  if (second) std::rethrow_exception(second);
-  co_return std::move(value);
+  auto r = co_await detail::run_pair(std::move(main), std::move(other), asio::experimental::wait_for_one_error());
+  if (r.first_error) std::rethrow_exception(r.first_error);
+  if (r.second_error) std::rethrow_exception(r.second_error);
+  co_return std::move(r.value);
 }
 
 inline awaitable<void> both(awaitable<void> main, awaitable<void> other) {
-  namespace ex = asio::experimental;
-  auto executor = co_await asio::this_coro::executor;
-  auto [order, main_error, other_error] =
-      co_await ex::make_parallel_group(asio::co_spawn(executor, std::move(main), asio::deferred),
-                                       asio::co_spawn(executor, std::move(other), asio::deferred))
-          .async_wait(ex::wait_for_one_error(), asio::use_awaitable);
-  std::exception_ptr first = order[0] == 0 ? main_error : other_error;
-  std::exception_ptr second = order[0] == 0 ? other_error : main_error;
-  if (first) std::rethrow_exception(first);
-  if (second) std::rethrow_exception(second);
+  co_await both(detail::finished(std::move(main)), std::move(other));
 }
 
 }  // namespace pxfer::net

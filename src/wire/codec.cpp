@@ -1,6 +1,7 @@
 #include "pxfer/wire.hpp"
 
 #include "byte_codec.hpp"
+#include "pxfer/error.hpp"
 
 namespace pxfer::wire {
 namespace {
@@ -17,7 +18,13 @@ struct Encode {
   void u32(const std::uint32_t& v) { w.u32(v); }
   void u64(const std::uint64_t& v) { w.u64(v); }
   void token(const Token& t) { w.bytes(t); }
-  void str(const std::string& s, std::size_t limit) { w.str(s.size() > limit ? s.substr(0, limit) : s); }
+  // Never truncated: a shortened path would name a different file.
+  void str(const std::string& s, std::size_t limit) {
+    if (s.size() > limit)
+      throw Error(Errc::usage, "a text field of " + std::to_string(s.size()) + " bytes is over its limit of " +
+                                   std::to_string(limit) + " bytes (\"" + s.substr(0, 40) + "...\")");
+    w.str(s);
+  }
 };
 struct Decode {
   Reader r;
@@ -280,7 +287,7 @@ DecodeStatus decode_message(const FrameHeader& header, std::span<const std::uint
       st = decode_as<Open>(payload, out);
       if (st == DecodeStatus::ok) {
         auto& o = std::get<Open>(out);
-        if ((o.direction != Direction::put && o.direction != Direction::get) || o.streams == 0 || o.compress_mode > 2 ||
+        if ((o.direction != Direction::put && o.direction != Direction::get) || o.streams == 0 || o.compress_mode > 2 || o.checksum > 2 ||
             o.streams > max_streams || o.block_size < min_block_size || o.block_size > max_block_size)
           return DecodeStatus::bad_field;
       }

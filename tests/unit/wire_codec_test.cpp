@@ -447,14 +447,8 @@ TEST(WireCodec, StringOverItsFieldLimitIsTooLong) {
 }
 
 TEST(WireCodec, PathOverItsLimitIsNeverSentAsADifferentPath) {
-  // BUG: src/wire/codec.cpp:20 (Encode::str) cuts any string over its field limit to the limit
-  // without telling anyone. For free text (agent, messages) that is harmless, but for OPEN's path
-  // (and REMOVE's) the peer receives a valid frame naming a *different* file: a put of
-  // "<4088 x d>/file.bin-long-name" creates "<4088 x d>/fil" on the server, and a REMOVE could
-  // delete the wrong file. Nothing upstream (client, CLI) checks the length first. Fix: have
-  // encode() throw Error(usage, "path longer than 4096 bytes") for path fields (or for every
-  // string over its limit), and/or check remote paths against wire::max_path_length in the
-  // client before sending.
+  // Regression guard: the encoder once cut over-long strings to their limit, so a long path
+  // arrived as a valid frame naming a different file. encode() now refuses it (Error usage).
   Open o = valid_open();
   o.path = std::string(max_path_length - 8, 'd') + "/file.bin-long-name";
   ASSERT_GT(o.path.size(), max_path_length);
