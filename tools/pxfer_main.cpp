@@ -20,7 +20,7 @@ namespace {
 
 struct CommonArgs {
   unsigned streams = default_streams;
-  std::string block_size = "4M";
+  std::string block_size = "2M";
   std::string window = "0";
   double perf_interval = 1.0;
   std::string checksum = "adler32";
@@ -84,7 +84,7 @@ ClientOptions to_options(const CommonArgs& a) {
 
 struct SweepArgs {
   std::string url, streams = "1,3,5,10", files = "1,3,5,10", size = "256M", direction = "get", window = "0";
-  std::string congestion, compress = "none", block_size = "4M";
+  std::string congestion, compress = "none", block_size = "2M";
   unsigned repeat = 1;
   bool csv = false, json = false;
 };

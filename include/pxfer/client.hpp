@@ -17,7 +17,7 @@ namespace pxfer {
 
 // Chosen by measurement (bench/results/block-size.md): large enough that per-block costs vanish,
 // small enough that 4-8 streams share a 100 MiB file evenly.
-inline constexpr std::uint32_t default_block_size = 4u << 20;
+inline constexpr std::uint32_t default_block_size = 2u << 20;
 inline constexpr std::uint16_t default_streams = 4;
 
 struct ClientOptions {

@@ -41,7 +41,7 @@ struct StreamStats {
 
 struct Settings {
   ChecksumAlgo checksum = ChecksumAlgo::adler32;
-  std::uint32_t block_size = 4 << 20;
+  std::uint32_t block_size = 2 << 20;
   std::uint16_t streams = 4;
   SocketTuning tuning;
   std::chrono::milliseconds attach_timeout{30'000};
