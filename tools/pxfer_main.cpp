@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "batch_command.hpp"
 #include "cli_support.hpp"
 #include "pxfer/client.hpp"
 #include "pxfer/doctor.hpp"
@@ -189,14 +190,18 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   CommonArgs put_args, get_args;
   std::string put_local, put_remote, get_remote, get_local;
+  // SOURCE and DEST are checked after parsing: --from-file needs neither.
+  cli::BatchArgs put_batch, get_batch;
   auto* put = app.add_subcommand("put", "send LOCAL to pxfer://HOST[:PORT]/PATH");
-  put->add_option("LOCAL", put_local, "local file")->required();
-  put->add_option("URL", put_remote, "pxfer://HOST[:PORT]/PATH (a trailing / means into that directory)")->required();
+  put->add_option("LOCAL", put_local, "local file (a directory with -r)");
+  put->add_option("URL", put_remote, "pxfer://HOST[:PORT]/PATH (a trailing / means into that directory)");
   add_common(*put, put_args);
+  cli::add_batch_options(*put, put_batch, true);
   auto* get = app.add_subcommand("get", "fetch pxfer://HOST[:PORT]/PATH into LOCAL");
-  get->add_option("URL", get_remote, "pxfer://HOST[:PORT]/PATH")->required();
-  get->add_option("LOCAL", get_local, "local file or directory")->required();
+  get->add_option("URL", get_remote, "pxfer://HOST[:PORT]/PATH");
+  get->add_option("LOCAL", get_local, "local file or directory (a trailing / means into that directory)");
   add_common(*get, get_args);
+  cli::add_batch_options(*get, get_batch, false);
   std::string doctor_url, doctor_target = "10gbit";
   double doctor_loss_pct = 0;
   unsigned doctor_pings = 10;
@@ -238,6 +243,17 @@ int main(int argc, char** argv) {
   JsonPrinter json(stdout);
   try {
     ClientOptions options = to_options(args);
+    const cli::BatchArgs& batch = is_put ? put_batch : get_batch;
+    if (batch.wanted()) {
+      if (args.json) throw Error(Errc::usage, "--json reports one file; drop it with -r or --from-file");
+      BatchOptions batch_options = cli::to_batch_options(batch, options, is_put);  // bad values before any LIST
+      BatchPlan plan = is_put ? cli::plan_batch(batch, true, put_local, put_remote, options)
+                              : cli::plan_batch(batch, false, get_remote, get_local, options);
+      return cli::run_batch_command(plan, batch_options, args.quiet);
+    }
+    if ((is_put ? put_local : get_remote).empty() || (is_put ? put_remote : get_local).empty())
+      throw Error(Errc::usage, std::string(is_put ? "put needs LOCAL and URL" : "get needs URL and LOCAL") +
+                                   " (or -r, or --from-file LIST); see pxfer --help");
     std::string why;
     const std::string& url_text = is_put ? put_remote : get_remote;
     auto url = parse_url(url_text, &why);

@@ -43,6 +43,9 @@ enum class FrameType : std::uint16_t {
   info = 17,          // server -> client: key/value pairs
   remove = 18,        // client -> server: delete a file below the export root
   done = 19,          // server -> client: a request without a transfer succeeded
+  list = 20,          // client -> server: every file and directory below a path
+  listing = 21,       // server -> client: part of the answer to LIST (more = 1: another follows)
+  mkdir = 22,         // client -> server: create a directory and its parents
 };
 
 // Capability bits offered in HELLO and HELLO_OK; the session uses the intersection.
@@ -145,6 +148,27 @@ struct Remove {
   std::string path;
 };
 struct Done {};
+enum class EntryKind : std::uint8_t { file = 1, directory = 2 };
+// One name below the directory a LIST named; relative_path is relative to that directory.
+struct ListEntry {
+  EntryKind kind = EntryKind::file;
+  std::uint64_t size = 0;
+  std::uint32_t mode = 0;  // permission bits (st_mode & 07777)
+  std::int64_t mtime_ns = 0;
+  std::string relative_path;  // <= max_path_length; "" when LIST named a file
+  bool operator==(const ListEntry&) const = default;
+};
+inline constexpr std::size_t max_list_entries = 100000;  // per LIST answer, over all its frames
+struct List {
+  std::string path;  // "" or "." = the export root
+};
+struct Listing {
+  std::uint8_t more = 0;  // 1: another LISTING frame follows
+  std::vector<ListEntry> entries;
+};
+struct Mkdir {
+  std::string path;
+};
 struct InfoRequest {};
 struct Info {
   std::vector<std::pair<std::string, std::string>> entries;  // at most 64, key <= 64, value <= 256
@@ -157,7 +181,11 @@ struct Pong {
 };
 
 using Message = std::variant<Hello, HelloOk, Open, OpenOk, Attach, AttachOk, Ack, End, Commit, Result,
-                             ErrorMsg, Ping, Pong, Stats, InfoRequest, Info, Remove, Done>;
+                             ErrorMsg, Ping, Pong, Stats, InfoRequest, Info, Remove, Done, List, Listing, Mkdir>;
+
+// Splits a listing into LISTING frames that each fit max_control_payload; the last has more = 0.
+// An empty listing is one frame with no entries.
+std::vector<Listing> split_listing(std::vector<ListEntry> entries);
 
 struct BlockHeader {
   std::uint64_t offset = 0;
@@ -188,7 +216,8 @@ DecodeStatus decode_message(const FrameHeader& header, std::span<const std::uint
 DecodeStatus decode_block_header(const FrameHeader& header, std::span<const std::uint8_t> payload,
                                  BlockHeader& out) noexcept;
 
-// A whole frame (header + payload) for a message.
+// A whole frame (header + payload) for a message. Throws Error(usage) when a text field is over
+// its limit (a path over max_path_length, ...): never sends a shortened one.
 std::vector<std::uint8_t> encode(const Message& message);
 // Frame header + block header; the caller sends `wire_length` payload bytes right after.
 std::array<std::uint8_t, header_size + block_header_size> encode_block_header(const BlockHeader& block);

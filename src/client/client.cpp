@@ -360,7 +360,7 @@ TransferSummary put_file(const std::string& local, const Url& remote, const Clie
 TransferSummary get_file(const Url& remote, const std::string& local, const ClientOptions& options,
                          ProgressListener* listener) {
   if (remote.trailing_slash)
-    throw Error(Errc::usage, remote.to_string() + ": names a directory; name a file (or use -r once it exists)");
+    throw Error(Errc::usage, remote.to_string() + ": names a directory; name a file, or copy the directory with get -r");
   std::string target = local;
   if (target.ends_with('/') || is_directory(target)) {
     if (!target.ends_with('/')) target += '/';

@@ -17,6 +17,7 @@
 #include "pxfer/file_io.hpp"
 #include "pxfer/host_settings.hpp"
 #include "pxfer/rate_meter.hpp"
+#include "io/tree.hpp"
 #include "transfer/transfer.hpp"
 #include "transfer_registry.hpp"
 
@@ -29,6 +30,23 @@ using net::Connection;
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 namespace {
+// Runs a request that needs no transfer; its error, if any, is what the client is told (kept out
+// of the catch block: no co_await may happen inside a handler).
+template <class F>
+std::optional<Error> attempt(F&& request) {
+  try {
+    request();
+  } catch (const Error& e) {
+    return e;
+  }
+  return std::nullopt;
+}
+
+wire::Message done_or_error(const std::optional<Error>& refused) {
+  if (refused) return wire::ErrorMsg{static_cast<std::uint16_t>(refused->code()), refused->what()};
+  return wire::Done{};
+}
+
 bool has_word(const std::string& list, const std::string& word) {
   std::size_t pos = 0;
   while ((pos = list.find(word, pos)) != std::string::npos) {
@@ -136,16 +154,26 @@ struct Server::Impl {
         wire::Message pong = wire::Pong{ping->nonce};
         co_await net::send_message(*conn, pong);
       } else if (auto* remove = std::get_if<wire::Remove>(&message)) {
-        std::optional<Error> refused;  // no co_await inside a handler
-        try {
-          remove_file(root, remove->path);
-          spdlog::info("client={} path={} removed", conn->peer(), remove->path);
-        } catch (const Error& e) {
-          refused = e;
+        auto refused = attempt([&] { remove_file(root, remove->path); });
+        if (!refused) spdlog::info("client={} path={} removed", conn->peer(), remove->path);
+        wire::Message answer = done_or_error(refused);
+        co_await net::send_message(*conn, answer);
+      } else if (auto* mkdir = std::get_if<wire::Mkdir>(&message)) {
+        auto refused = attempt([&] { make_directories(root, mkdir->path); });
+        wire::Message answer = done_or_error(refused);
+        co_await net::send_message(*conn, answer);
+      } else if (auto* list = std::get_if<wire::List>(&message)) {
+        std::vector<wire::ListEntry> entries;
+        auto refused = attempt([&] { entries = list_tree(root, list->path); });
+        if (refused) {
+          wire::Message answer = done_or_error(refused);
+          co_await net::send_message(*conn, answer);
+          continue;
         }
-        wire::Message reply = refused ? wire::Message(wire::ErrorMsg{static_cast<std::uint16_t>(refused->code()), refused->what()})
-                                      : wire::Message(wire::Done{});
-        co_await net::send_message(*conn, reply);
+        for (auto& frame : wire::split_listing(std::move(entries))) {
+          wire::Message part = std::move(frame);
+          co_await net::send_message(*conn, part);
+        }
       } else if (std::holds_alternative<wire::InfoRequest>(message)) {
         wire::Message info = wire::Info{to_entries(read_host_settings(conn->socket().native_handle()))};
         co_await net::send_message(*conn, info);

@@ -133,6 +133,45 @@ template <class IO, class H> void fields(IO&, H&) requires std::same_as<std::rem
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Remove> {
   io.str(m.path, max_path_length);
 }
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, List> {
+  io.str(m.path, max_path_length);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Mkdir> {
+  io.str(m.path, max_path_length);
+}
+template <class IO, class E> void entry_fields(IO& io, E& e) {
+  if constexpr (std::is_same_v<IO, Decode>) {
+    enum8(io, e.kind);
+    io.u64(e.size);
+    io.u32(e.mode);
+    std::uint64_t mtime = 0;
+    io.u64(mtime);
+    e.mtime_ns = static_cast<std::int64_t>(mtime);
+  } else {
+    io.u8(static_cast<std::uint8_t>(e.kind));
+    io.u64(e.size);
+    io.u32(e.mode);
+    io.u64(static_cast<std::uint64_t>(e.mtime_ns));
+  }
+  io.str(e.relative_path, max_path_length);
+}
+// Smallest encoded entry: kind, size, mode, mtime and an empty path's length.
+constexpr std::size_t min_entry_bytes = 1 + 8 + 4 + 8 + 2;
+constexpr std::size_t listing_header_bytes = 1 + 4;  // more, count
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Listing> {
+  io.u8(m.more);
+  auto count = static_cast<std::uint32_t>(m.entries.size());
+  io.u32(count);
+  if constexpr (std::is_same_v<IO, Decode>) {
+    // Bounded before allocating: the count cannot promise more entries than the payload holds.
+    if (count > max_control_payload / min_entry_bytes) {
+      io.r.mark_too_long();
+      return;
+    }
+    m.entries.resize(count);
+  }
+  for (auto& e : m.entries) entry_fields(io, e);
+}
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Info> {
   auto count = static_cast<std::uint16_t>(m.entries.size());
   io.u16(count);
@@ -170,6 +209,9 @@ template <> constexpr FrameType type_for<InfoRequest>() { return FrameType::info
 template <> constexpr FrameType type_for<Info>() { return FrameType::info; }
 template <> constexpr FrameType type_for<Remove>() { return FrameType::remove; }
 template <> constexpr FrameType type_for<Done>() { return FrameType::done; }
+template <> constexpr FrameType type_for<List>() { return FrameType::list; }
+template <> constexpr FrameType type_for<Listing>() { return FrameType::listing; }
+template <> constexpr FrameType type_for<Mkdir>() { return FrameType::mkdir; }
 
 void put_header(std::uint8_t* out, FrameType type, std::uint32_t length) {
   std::vector<std::uint8_t> tmp;
@@ -227,6 +269,9 @@ const char* type_name(FrameType type) noexcept {
     case FrameType::info: return "INFO";
     case FrameType::remove: return "REMOVE";
     case FrameType::done: return "DONE";
+    case FrameType::list: return "LIST";
+    case FrameType::listing: return "LISTING";
+    case FrameType::mkdir: return "MKDIR";
   }
   return "UNKNOWN";
 }
@@ -251,7 +296,10 @@ std::uint32_t max_payload(FrameType type) noexcept {
     case FrameType::error:
     case FrameType::stats:
     case FrameType::info:
-    case FrameType::remove: return max_control_payload;
+    case FrameType::remove:
+    case FrameType::list:
+    case FrameType::listing:
+    case FrameType::mkdir: return max_control_payload;
   }
   return 0;
 }
@@ -308,6 +356,18 @@ DecodeStatus decode_message(const FrameHeader& header, std::span<const std::uint
     case FrameType::info: st = decode_as<Info>(payload, out); break;
     case FrameType::remove: st = decode_as<Remove>(payload, out); break;
     case FrameType::done: st = decode_as<Done>(payload, out); break;
+    case FrameType::list: st = decode_as<List>(payload, out); break;
+    case FrameType::mkdir: st = decode_as<Mkdir>(payload, out); break;
+    case FrameType::listing: {
+      st = decode_as<Listing>(payload, out);
+      if (st == DecodeStatus::ok) {
+        const auto& l = std::get<Listing>(out);
+        if (l.more > 1) return DecodeStatus::bad_field;
+        for (const auto& e : l.entries)
+          if (e.kind != EntryKind::file && e.kind != EntryKind::directory) return DecodeStatus::bad_field;
+      }
+      break;
+    }
     case FrameType::block: return DecodeStatus::bad_field;  // blocks go through decode_block_header
   }
   return st;
@@ -348,6 +408,22 @@ std::vector<std::uint8_t> encode(const Message& message) {
       message);
   put_header(out.data(), type_of(message), static_cast<std::uint32_t>(out.size() - header_size));
   return out;
+}
+
+std::vector<Listing> split_listing(std::vector<ListEntry> entries) {
+  std::vector<Listing> frames(1);
+  std::size_t used = listing_header_bytes;
+  for (auto& e : entries) {
+    std::size_t bytes = min_entry_bytes + e.relative_path.size();
+    if (used + bytes > max_control_payload) {
+      frames.back().more = 1;
+      frames.emplace_back();
+      used = listing_header_bytes;
+    }
+    used += bytes;
+    frames.back().entries.push_back(std::move(e));
+  }
+  return frames;
 }
 
 std::array<std::uint8_t, header_size + block_header_size> encode_block_header(const BlockHeader& block) {

@@ -1,0 +1,94 @@
+#pragma once
+// Many files in one run: a plan (directories to create, files to move) built from a recursive
+// walk or a list file, and a scheduler that moves several files at once with put_file/get_file,
+// keeps going past failures and reports every file. Plain structs in, a report out.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pxfer/client.hpp"
+#include "pxfer/error.hpp"
+#include "pxfer/url.hpp"
+
+namespace pxfer {
+
+// One file; `local` and `remote.path` are exact names (no "into this directory" expansion left).
+struct BatchFile {
+  Direction direction = Direction::put;
+  std::string local;
+  Url remote;
+  std::optional<std::uint64_t> source_size;  // a get's, when the walk already knows it
+  std::optional<std::uint32_t> mode;    // a get's source mode and mtime, for --preserve
+  std::optional<std::int64_t> mtime_ns;
+};
+
+struct BatchPlan {
+  std::vector<std::string> local_directories;  // created (with parents) before any file moves
+  std::vector<Url> remote_directories;         // likewise, with MKDIR on the URL's server
+  std::vector<BatchFile> files;
+};
+
+// put -r LOCAL_DIR URL: a trailing '/' on the URL means "into it" (DEST/basename(LOCAL_DIR)/...),
+// without one the URL's path becomes the copy of LOCAL_DIR. Symlinks are not followed; only
+// directories and regular files are copied.
+BatchPlan plan_recursive_put(const std::string& local_dir, const Url& destination);
+// get -r URL LOCAL_DIR, with the same rule for a trailing '/' on LOCAL_DIR. Asks the server (LIST).
+BatchPlan plan_recursive_get(const Url& source, const std::string& local_dir, std::chrono::milliseconds connect_timeout);
+// A list file: one "SOURCE DEST" pair per line, '#' starts a comment, exactly one of the two a
+// pxfer:// URL (which one says put or get); a trailing '/' on DEST means into that directory.
+BatchPlan plan_from_list(const std::string& list_path);
+BatchPlan parse_transfer_list(const std::string& text, const std::string& list_name);
+
+struct BatchOptions {
+  ClientOptions client;
+  unsigned concurrency = 2;  // files in flight
+  unsigned max_streams = 0;  // 0 = no cap on concurrency * streams
+  unsigned retries = 0;      // extra attempts per file
+  std::chrono::milliseconds first_backoff{1000};  // doubled after every failed attempt
+  bool skip_existing = false;  // skip when the destination exists with the same size
+  bool preserve = false;       // a get keeps the source's mode and mtime
+};
+
+// Streams per file and files in flight after the --max-streams cap.
+struct BatchShape {
+  unsigned concurrency = 1;
+  std::uint16_t streams = 1;
+};
+BatchShape fit_streams(unsigned concurrency, std::uint16_t streams, unsigned max_streams);
+
+enum class FileStatus { done, skipped, failed };
+
+struct FileOutcome {
+  BatchFile file;
+  FileStatus status = FileStatus::failed;
+  TransferSummary summary;      // done
+  std::optional<Error> error;   // failed
+  unsigned attempts = 0;
+};
+
+struct BatchReport {
+  std::vector<FileOutcome> files;  // in the order they finished
+  std::vector<Error> setup_errors;  // directories that could not be made
+  std::uint64_t bytes = 0;         // moved by successful files
+  double seconds = 0;              // wall time of the whole run
+  std::size_t failed = 0;
+  std::optional<Errc> first_failure;
+};
+
+// Called (one at a time) as each file finishes, with how many have finished so far.
+using FileCallback = std::function<void(const FileOutcome&, std::size_t finished, std::size_t total)>;
+
+// Creates the plan's directories, then moves its files. Never throws for one file's failure.
+BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, const FileCallback& on_file = {});
+
+// "done PATH BYTES bytes SECONDS s RATE MB/s adler32: X", "skipped PATH (exists, same size)",
+// "FAILED PATH: reason".
+std::string format_outcome(const FileOutcome& outcome);
+// The gridftp-style rate line over the whole run, then "N files: A done, S skipped, F failed"
+// and one line per failed file.
+std::string format_batch_report(const BatchReport& report);
+
+}  // namespace pxfer

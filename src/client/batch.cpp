@@ -1,0 +1,213 @@
+// The multi-file scheduler: `concurrency` workers each take the next file and move it with
+// put_file/get_file (each with its own streams and io_context, as sweep does), so one failing
+// file never stops the others.
+#include "pxfer/batch.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "pxfer/rate_meter.hpp"
+#include "pxfer/remote_tree.hpp"
+
+namespace pxfer {
+namespace fs = std::filesystem;
+
+BatchShape fit_streams(unsigned concurrency, std::uint16_t streams, unsigned max_streams) {
+  BatchShape shape{std::max(1u, concurrency), std::max<std::uint16_t>(1, streams)};
+  if (max_streams == 0 || shape.concurrency * shape.streams <= max_streams) return shape;
+  // Fewer streams per file first: files in flight are what a many-small-files run needs.
+  shape.concurrency = std::min(shape.concurrency, max_streams);
+  shape.streams = static_cast<std::uint16_t>(std::max(1u, max_streams / shape.concurrency));
+  return shape;
+}
+
+namespace {
+
+// Files are named as the user named their source: a local path for a put, a URL for a get.
+std::string source_of(const BatchFile& f) { return f.direction == Direction::put ? f.local : f.remote.to_string(); }
+
+// Deterministic failures that another attempt cannot change.
+bool worth_retrying(Errc code) {
+  return code != Errc::usage && code != Errc::exists && code != Errc::not_found && code != Errc::permission;
+}
+
+std::optional<std::uint64_t> local_size(const std::string& path) {
+  std::error_code ec;
+  auto status = fs::status(path, ec);
+  if (ec || !fs::is_regular_file(status)) return std::nullopt;
+  return fs::file_size(path, ec);
+}
+
+std::optional<std::uint64_t> remote_size(const BatchFile& f, const ClientOptions& options) {
+  auto entry = stat_remote(f.remote, options.connect_timeout);
+  if (!entry) return std::nullopt;
+  return entry->size;
+}
+
+bool same_size_exists(const BatchFile& f, const ClientOptions& options) {
+  if (f.direction == Direction::put) {
+    auto there = remote_size(f, options);
+    return there && there == local_size(f.local);
+  }
+  auto here = local_size(f.local);
+  if (!here) return false;
+  auto source = f.source_size ? f.source_size : remote_size(f, options);
+  return source == here;
+}
+
+// --preserve after a get: the source's permission bits and modification time.
+void preserve_attributes(const BatchFile& f, const ClientOptions& options) {
+  std::optional<std::uint32_t> mode = f.mode;
+  std::optional<std::int64_t> mtime = f.mtime_ns;
+  if (!mode || !mtime) {
+    auto entry = stat_remote(f.remote, options.connect_timeout);
+    if (!entry) throw Error(Errc::not_found, f.remote.to_string() + ": vanished before its mode and mtime were read");
+    mode = entry->mode;
+    mtime = entry->mtime_ns;
+  }
+  if (::chmod(f.local.c_str(), *mode) != 0)
+    throw Error(errc_from_errno(errno), "cannot set the mode of " + f.local + ": " + errno_text(errno));
+  struct timespec times[2];
+  times[0].tv_sec = 0;
+  times[0].tv_nsec = UTIME_OMIT;
+  times[1].tv_sec = *mtime / 1'000'000'000;
+  times[1].tv_nsec = *mtime % 1'000'000'000;
+  if (::utimensat(AT_FDCWD, f.local.c_str(), times, 0) != 0)
+    throw Error(errc_from_errno(errno), "cannot set the mtime of " + f.local + ": " + errno_text(errno));
+}
+
+FileOutcome move_one(const BatchFile& f, const BatchOptions& options, const ClientOptions& client) {
+  FileOutcome outcome{f, FileStatus::failed, {}, std::nullopt, 0};
+  auto backoff = options.first_backoff;
+  for (unsigned attempt = 0;; ++attempt) {
+    outcome.attempts = attempt + 1;
+    try {
+      if (options.skip_existing && same_size_exists(f, client)) {
+        outcome.status = FileStatus::skipped;
+        return outcome;
+      }
+      if (f.direction == Direction::put) {
+        outcome.summary = put_file(f.local, f.remote, client, nullptr);
+      } else {
+        outcome.summary = get_file(f.remote, f.local, client, nullptr);
+        if (options.preserve) preserve_attributes(f, client);
+      }
+      outcome.status = FileStatus::done;
+      outcome.error.reset();
+      return outcome;
+    } catch (const Error& e) {
+      outcome.error = e;
+    } catch (const std::exception& e) {
+      outcome.error = Error(Errc::internal, source_of(f) + ": " + e.what());
+    }
+    if (attempt >= options.retries || !worth_retrying(outcome.error->code())) return outcome;
+    std::this_thread::sleep_for(backoff);
+    backoff *= 2;
+  }
+}
+
+void make_local_directories(const BatchPlan& plan, BatchReport& report) {
+  for (const auto& dir : plan.local_directories) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) report.setup_errors.emplace_back(errc_from_errno(ec.value()), "cannot create directory " + dir + ": " + ec.message());
+  }
+}
+
+// One control connection per server, directories in plan order (parents first).
+void make_remote_directories(const BatchPlan& plan, const ClientOptions& client, BatchReport& report) {
+  std::vector<std::pair<Url, std::vector<std::string>>> by_server;
+  for (const auto& dir : plan.remote_directories) {
+    auto it = std::find_if(by_server.begin(), by_server.end(),
+                           [&](const auto& s) { return s.first.authority() == dir.authority(); });
+    if (it == by_server.end()) it = by_server.insert(by_server.end(), {dir, {}});
+    it->second.push_back(dir.path);
+  }
+  for (const auto& [server, paths] : by_server) {
+    try {
+      make_remote_directories(server, paths, client.connect_timeout);
+    } catch (const Error& e) {
+      report.setup_errors.push_back(e);
+    }
+  }
+}
+
+}  // namespace
+
+BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, const FileCallback& on_file) {
+  const auto start = Clock::now();
+  BatchReport report;
+  make_local_directories(plan, report);
+  make_remote_directories(plan, options.client, report);
+  for (const auto& e : report.setup_errors)
+    if (!report.first_failure) report.first_failure = e.code();
+
+  const BatchShape shape = fit_streams(options.concurrency, options.client.streams, options.max_streams);
+  ClientOptions client = options.client;
+  client.streams = shape.streams;
+  client.perf_interval = std::chrono::milliseconds(0);  // no per-file rate lines in a batch
+
+  std::atomic<std::size_t> next{0};
+  std::mutex mutex;  // guards report and serializes on_file
+  auto worker = [&] {
+    for (std::size_t i; (i = next++) < plan.files.size();) {
+      FileOutcome outcome = move_one(plan.files[i], options, client);
+      std::lock_guard lock(mutex);
+      if (outcome.status == FileStatus::done) report.bytes += outcome.summary.bytes;
+      if (outcome.status == FileStatus::failed) {
+        ++report.failed;
+        if (!report.first_failure) report.first_failure = outcome.error->code();
+      }
+      report.files.push_back(std::move(outcome));
+      if (on_file) on_file(report.files.back(), report.files.size(), plan.files.size());
+    }
+  };
+  std::vector<std::thread> workers;
+  const unsigned count = std::min<std::size_t>(shape.concurrency, std::max<std::size_t>(1, plan.files.size()));
+  for (unsigned i = 1; i < count; ++i) workers.emplace_back(worker);
+  worker();
+  for (auto& w : workers) w.join();
+  report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return report;
+}
+
+std::string format_outcome(const FileOutcome& outcome) {
+  const std::string path = source_of(outcome.file);
+  if (outcome.status == FileStatus::skipped) return "skipped " + path + " (exists, same size)";
+  if (outcome.status == FileStatus::failed) return "FAILED " + path + ": " + (outcome.error ? outcome.error->what() : "?");
+  const auto& s = outcome.summary;
+  const double rate = s.seconds > 0 ? to_megabytes_per_s(static_cast<double>(s.bytes) / s.seconds) : 0;
+  char numbers[128];
+  std::snprintf(numbers, sizeof numbers, " %llu bytes %.3f s %.1f MB/s ", static_cast<unsigned long long>(s.bytes),
+                s.seconds, rate);
+  return "done " + path + numbers + format_checksum(s.checksum, s.checksum_value);
+}
+
+std::string format_batch_report(const BatchReport& report) {
+  std::size_t done = 0, skipped = 0;
+  for (const auto& f : report.files) {
+    done += f.status == FileStatus::done;
+    skipped += f.status == FileStatus::skipped;
+  }
+  const double avg = report.seconds > 0 ? static_cast<double>(report.bytes) / report.seconds : 0;
+  std::string text = format_rate_line(RateSample{report.bytes, report.seconds, avg, avg}) + "\n";
+  char line[160];
+  std::snprintf(line, sizeof line, "%zu files: %zu done, %zu skipped, %zu failed; %llu bytes in %.2f s, %.1f MB/s\n",
+                report.files.size(), done, skipped, report.failed, static_cast<unsigned long long>(report.bytes),
+                report.seconds, to_megabytes_per_s(avg));
+  text += line;
+  for (const auto& e : report.setup_errors) text += std::string("failed: ") + e.what() + "\n";
+  for (const auto& f : report.files)
+    if (f.status == FileStatus::failed) text += "failed: " + source_of(f.file) + ": " + f.error->what() + "\n";
+  return text;
+}
+
+}  // namespace pxfer

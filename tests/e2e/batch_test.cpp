@@ -1,0 +1,167 @@
+// Many files in one run against a real pxferd: put -r / get -r of a tree, files in flight at
+// once, failures that do not stop the rest, --skip-existing, "into this directory" with a
+// trailing '/', and LIST/MKDIR confinement.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+
+#include "support/e2e.hpp"
+
+namespace pxfer::e2e {
+namespace {
+namespace fs = std::filesystem;
+
+constexpr int exit_not_found = 3, exit_permission = 4;
+
+// Relative path -> size (-1 for a directory) of everything below `dir`, symlinks not followed.
+std::map<std::string, std::int64_t> tree_of(const std::string& dir) {
+  std::map<std::string, std::int64_t> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    auto rel = fs::relative(e.path(), dir).generic_string();
+    auto st = e.symlink_status();
+    if (fs::is_directory(st)) out[rel] = -1;
+    else if (fs::is_regular_file(st)) out[rel] = static_cast<std::int64_t>(fs::file_size(e.path()));
+  }
+  return out;
+}
+
+// Same names, same sizes, same bytes.
+void expect_same_tree(const std::string& expected, const std::string& actual) {
+  auto want = tree_of(expected);
+  ASSERT_EQ(want, tree_of(actual)) << expected << " vs " << actual;
+  for (const auto& [rel, size] : want)
+    if (size >= 0) EXPECT_TRUE(files_equal(expected + "/" + rel, actual + "/" + rel)) << rel;
+}
+
+class Batch : public ::testing::Test {
+ protected:
+  TempDir dir{big_file_base()};
+  std::string root = dir.subdir("root");
+  std::string local = dir.subdir("local");
+  ServerProcess server{root};
+
+  // Nested directories, an empty one, zero-byte files, one file over a block.
+  std::string make_tree(const std::string& name) {
+    std::string top = local + "/" + name;
+    fs::create_directories(top + "/a/b/c");
+    fs::create_directories(top + "/empty");
+    make_file(top + "/top.dat", 100 * KiB + 7, 1);
+    make_file(top + "/a/one.dat", 3 * MiB + 1, 2);
+    make_file(top + "/a/b/zero.dat", 0, 3);
+    make_file(top + "/a/b/c/deep.dat", 5, 4);
+    make_file(top + "/zero2", 0, 5);
+    return top;
+  }
+};
+
+TEST_F(Batch, RecursivePutThenGetCopiesTheWholeTree) {
+  std::string tree = make_tree("tree");
+  auto put = run_pxfer("put", "-r", tree, server.url(""));  // url("") ends in '/': into the root
+  ASSERT_EQ(put.exit_code, 0) << put.err << put.out;
+  expect_same_tree(tree, root + "/tree");
+  EXPECT_EQ(count_lines_containing(put.out, "done "), 5u) << put.out;
+  EXPECT_NE(put.out.find("[5/5]"), std::string::npos);
+  EXPECT_NE(put.out.find("5 files: 5 done, 0 skipped, 0 failed"), std::string::npos) << put.out;
+  EXPECT_EQ(rate_line_bytes(put.out).size(), 1u) << "only the aggregate rate line: " << put.out;
+
+  ::chmod((root + "/tree/a/one.dat").c_str(), 0640);
+  auto get = run_pxfer("get", "-r", "--preserve", server.url("tree/"), local + "/back");
+  ASSERT_EQ(get.exit_code, 0) << get.err << get.out;
+  expect_same_tree(tree, local + "/back");
+  struct stat st {};
+  ASSERT_EQ(::stat((local + "/back/a/one.dat").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+}
+
+TEST_F(Batch, TwentyFilesFourAtATime) {
+  std::string many = local + "/many";
+  fs::create_directories(many);
+  for (int i = 0; i < 20; ++i) make_file(many + "/f" + std::to_string(i), (i + 1) * 37 * KiB, i);
+  auto put = run_pxfer("put", "-r", "-c", "4", "-p", "2", many, server.url("many"));
+  ASSERT_EQ(put.exit_code, 0) << put.err << put.out;
+  expect_same_tree(many, root + "/many");
+  EXPECT_EQ(count_lines_containing(put.out, "done "), 20u) << put.out;
+  EXPECT_NE(put.out.find("[20/20]"), std::string::npos);
+
+  auto get = run_pxfer("get", "-r", "-c", "4", "--max-streams", "4", "-q", server.url("many"), local + "/many-back");
+  ASSERT_EQ(get.exit_code, 0) << get.err;
+  EXPECT_EQ(get.out, "") << "-q prints only errors";
+  expect_same_tree(many, local + "/many-back");
+}
+
+TEST_F(Batch, AFailingFileDoesNotStopTheOthers) {
+  make_file(local + "/good1", 10 * KiB, 1);
+  make_file(local + "/good2", 20 * KiB, 2);
+  write_text(local + "/list",
+             "# three good files and a missing one\n" + local + "/good1 " + server.url("") + "\n" + local +
+                 "/missing.dat " + server.url("missing.dat") + "\n" + local + "/good2 " + server.url("g2") + "\n" +
+                 server.url("good1") + " " + local + "/good1-back\n");
+  auto r = run_pxfer("put", "--from-file", local + "/list", "-c", "2");
+  EXPECT_EQ(r.exit_code, exit_not_found) << r.err << r.out;
+  EXPECT_TRUE(files_equal(local + "/good1", root + "/good1"));
+  EXPECT_TRUE(files_equal(local + "/good2", root + "/g2"));
+  EXPECT_FALSE(path_exists(root + "/missing.dat"));
+  EXPECT_NE(r.err.find("FAILED " + local + "/missing.dat: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("failed: " + local + "/missing.dat: "), std::string::npos) << "final report: " << r.err;
+  EXPECT_NE(r.err.find("4 files: 3 done, 0 skipped, 1 failed"), std::string::npos) << r.err;
+}
+
+TEST_F(Batch, SkipExistingSkipsSameSizeOnly) {
+  std::string tree = make_tree("s");
+  ASSERT_EQ(run_pxfer("put", "-r", tree, server.url("s")).exit_code, 0);
+  make_file(root + "/s/top.dat", 10, 9);  // a different size: moved again
+  auto again = run_pxfer("put", "-r", "--skip-existing", "--overwrite", tree, server.url("s"));
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(count_lines_containing(again.out, "(exists, same size)"), 4u) << again.out;
+  EXPECT_EQ(count_lines_containing(again.out, "done " + tree + "/top.dat"), 1u) << again.out;
+  expect_same_tree(tree, root + "/s");
+
+  ASSERT_EQ(run_pxfer("get", "-r", server.url("s"), local + "/s-back").exit_code, 0);
+  auto get_again = run_pxfer("get", "-r", "--skip-existing", server.url("s"), local + "/s-back");
+  ASSERT_EQ(get_again.exit_code, 0) << get_again.err;
+  EXPECT_EQ(count_lines_containing(get_again.out, "(exists, same size)"), 5u) << get_again.out;
+}
+
+TEST_F(Batch, TrailingSlashMeansIntoThatDirectoryBothWays) {
+  std::string tree = make_tree("src");
+  ASSERT_EQ(run_pxfer("put", "-r", tree, server.url("dest/")).exit_code, 0);
+  expect_same_tree(tree, root + "/dest/src");
+  ASSERT_EQ(run_pxfer("put", "-r", tree, server.url("copy")).exit_code, 0);
+  expect_same_tree(tree, root + "/copy");
+
+  ASSERT_EQ(run_pxfer("get", "-r", server.url("copy"), local + "/into/").exit_code, 0);
+  expect_same_tree(tree, local + "/into/copy");
+  ASSERT_EQ(run_pxfer("get", "-r", server.url("copy/"), local + "/exact").exit_code, 0);
+  expect_same_tree(tree, local + "/exact");
+}
+
+TEST_F(Batch, ListAndMkdirStayInsideTheExportRoot) {
+  auto get = run_pxfer("get", "-r", server.url("../"), local + "/out");
+  EXPECT_EQ(get.exit_code, exit_permission) << get.err;
+  EXPECT_TRUE(get.err.starts_with("pxfer: ")) << get.err;
+  EXPECT_NE(get.err.find("refused"), std::string::npos) << get.err;
+
+  std::string tree = make_tree("t");
+  auto put = run_pxfer("put", "-r", tree, server.url("../escape"));
+  EXPECT_EQ(put.exit_code, exit_permission) << put.err;
+  EXPECT_FALSE(path_exists(dir.path() + "/escape"));
+
+  // A symlink inside the root that points out is neither listed nor followed.
+  std::string outside = dir.subdir("outside");
+  make_file(outside + "/secret", 10, 1);
+  fs::create_directories(root + "/linked");
+  make_file(root + "/linked/real", 10, 2);
+  fs::create_directory_symlink(outside, root + "/linked/out");
+  auto listed = run_pxfer("get", "-r", server.url("linked"), local + "/linked");
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_TRUE(path_exists(local + "/linked/real"));
+  EXPECT_FALSE(path_exists(local + "/linked/out"));
+  auto through = run_pxfer("get", "-r", server.url("linked/out/"), local + "/o");
+  EXPECT_EQ(through.exit_code, exit_permission) << through.err;
+}
+
+}  // namespace
+}  // namespace pxfer::e2e

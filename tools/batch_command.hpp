@@ -1,0 +1,86 @@
+#pragma once
+// pxfer put/get -r and --from-file: the options of a multi-file run, parsed into BatchOptions,
+// and the lines it prints (one per file, then the aggregate report).
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <string>
+
+#include "pxfer/batch.hpp"
+#include "pxfer/error.hpp"
+
+namespace pxfer::cli {
+
+inline constexpr unsigned default_concurrency = 2;
+
+struct BatchArgs {
+  bool recursive = false;
+  std::string from_file;
+  unsigned concurrency = default_concurrency;
+  unsigned max_streams = 0;
+  unsigned retries = 0;
+  bool skip_existing = false;
+  bool preserve = false;
+
+  bool wanted() const { return recursive || !from_file.empty(); }
+};
+
+inline void add_batch_options(CLI::App& cmd, BatchArgs& a, bool is_put) {
+  cmd.add_flag("-r,--recursive", a.recursive, "copy a directory and everything below it (a trailing / on DEST: into it)");
+  cmd.add_option("--from-file", a.from_file, "transfer every 'SOURCE DEST' line of FILE (# comments; one side a pxfer:// URL)");
+  cmd.add_option("-c,--concurrency", a.concurrency, "files in flight with -r/--from-file (each with -p streams)")
+      ->capture_default_str();
+  cmd.add_option("--max-streams", a.max_streams, "cap on concurrency x streams; streams per file are reduced to fit (0 = none)")
+      ->capture_default_str();
+  cmd.add_option("--retries", a.retries, "extra attempts per failed file, after 1 s, 2 s, 4 s ...")->capture_default_str();
+  cmd.add_flag("--skip-existing", a.skip_existing, "skip a file whose destination exists with the same size");
+  cmd.add_flag("--preserve", a.preserve,
+               is_put ? "(get only: a put cannot set the server's mode and mtime yet; ignored)"
+                      : "keep each file's mode and modification time");
+}
+
+inline BatchOptions to_batch_options(const BatchArgs& a, const ClientOptions& client, bool is_put) {
+  if (a.concurrency < 1 || a.concurrency > 64)
+    throw Error(Errc::usage, "--concurrency " + std::to_string(a.concurrency) + ": use 1 to 64 files in flight");
+  if (a.max_streams > 4096) throw Error(Errc::usage, "--max-streams " + std::to_string(a.max_streams) + ": use 0 (no cap) to 4096");
+  if (a.retries > 20) throw Error(Errc::usage, "--retries " + std::to_string(a.retries) + ": use 0 to 20");
+  BatchOptions o;
+  o.client = client;
+  o.concurrency = a.concurrency;
+  o.max_streams = a.max_streams;
+  o.retries = a.retries;
+  o.skip_existing = a.skip_existing;
+  o.preserve = a.preserve && !is_put;
+  return o;
+}
+
+// SOURCE and DEST as given on the command line (empty when not given).
+inline BatchPlan plan_batch(const BatchArgs& a, bool is_put, const std::string& source, const std::string& dest,
+                            const ClientOptions& client) {
+  if (!a.from_file.empty()) {
+    if (a.recursive) throw Error(Errc::usage, "--from-file and -r do not mix: list files, or copy one directory with -r");
+    if (!source.empty() || !dest.empty())
+      throw Error(Errc::usage, "--from-file takes no SOURCE DEST on the command line; put them in " + a.from_file);
+    return plan_from_list(a.from_file);
+  }
+  if (source.empty() || dest.empty()) throw Error(Errc::usage, "-r needs SOURCE and DEST (see pxfer --help)");
+  std::string why;
+  const std::string& url_text = is_put ? dest : source;
+  auto url = parse_url(url_text, &why);
+  if (!url) throw Error(Errc::usage, url_text + ": " + why);
+  return is_put ? plan_recursive_put(source, *url) : plan_recursive_get(*url, dest, client.connect_timeout);
+}
+
+// Runs the batch, printing as files finish; returns the exit status.
+inline int run_batch_command(const BatchPlan& plan, const BatchOptions& options, bool quiet) {
+  auto report = run_batch(plan, options, [&](const FileOutcome& outcome, std::size_t finished, std::size_t total) {
+    const std::string line = format_outcome(outcome) + " [" + std::to_string(finished) + "/" + std::to_string(total) + "]";
+    if (outcome.status == FileStatus::failed) std::fprintf(stderr, "pxfer: %s\n", line.c_str());
+    else if (!quiet) std::fprintf(stdout, "%s\n", line.c_str());
+    std::fflush(stdout);
+  });
+  for (const auto& e : report.setup_errors) std::fprintf(stderr, "pxfer: %s\n", e.what());
+  if (!quiet || report.first_failure) std::fputs(format_batch_report(report).c_str(), report.first_failure ? stderr : stdout);
+  return report.first_failure ? exit_code(*report.first_failure) : 0;
+}
+
+}  // namespace pxfer::cli
