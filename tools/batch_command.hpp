@@ -70,7 +70,8 @@ inline BatchPlan plan_batch(const BatchArgs& a, bool is_put, const std::string& 
   return is_put ? plan_recursive_put(source, *url) : plan_recursive_get(*url, dest, client.connect_timeout);
 }
 
-// Runs the batch, printing as files finish; returns the exit status.
+// Runs the batch, printing as files finish; returns the exit status. Directories that could not
+// be made are named once, in the final report.
 inline int run_batch_command(const BatchPlan& plan, const BatchOptions& options, bool quiet) {
   auto report = run_batch(plan, options, [&](const FileOutcome& outcome, std::size_t finished, std::size_t total) {
     const std::string line = format_outcome(outcome) + " [" + std::to_string(finished) + "/" + std::to_string(total) + "]";
@@ -78,7 +79,6 @@ inline int run_batch_command(const BatchPlan& plan, const BatchOptions& options,
     else if (!quiet) std::fprintf(stdout, "%s\n", line.c_str());
     std::fflush(stdout);
   });
-  for (const auto& e : report.setup_errors) std::fprintf(stderr, "pxfer: %s\n", e.what());
   if (!quiet || report.first_failure) std::fputs(format_batch_report(report).c_str(), report.first_failure ? stderr : stdout);
   return report.first_failure ? exit_code(*report.first_failure) : 0;
 }

@@ -182,7 +182,11 @@ BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, const 
 std::string format_outcome(const FileOutcome& outcome) {
   const std::string path = source_of(outcome.file);
   if (outcome.status == FileStatus::skipped) return "skipped " + path + " (exists, same size)";
-  if (outcome.status == FileStatus::failed) return "FAILED " + path + ": " + (outcome.error ? outcome.error->what() : "?");
+  if (outcome.status == FileStatus::failed) {
+    std::string line = "FAILED " + path + ": " + (outcome.error ? outcome.error->what() : "?");
+    if (outcome.attempts > 1) line += " (after " + std::to_string(outcome.attempts) + " attempts)";
+    return line;
+  }
   const auto& s = outcome.summary;
   const double rate = s.seconds > 0 ? to_megabytes_per_s(static_cast<double>(s.bytes) / s.seconds) : 0;
   char numbers[128];

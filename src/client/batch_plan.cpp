@@ -76,7 +76,13 @@ BatchPlan plan_recursive_put(const std::string& local_dir, const Url& destinatio
 }
 
 BatchPlan plan_recursive_get(const Url& source, const std::string& local_dir, std::chrono::milliseconds connect_timeout) {
-  auto entries = list_remote(source, connect_timeout);
+  std::vector<wire::ListEntry> entries;
+  try {
+    entries = list_remote(source, connect_timeout);
+  } catch (const Error& e) {
+    if (e.code() == Errc::network) throw;  // already says where and what to do
+    throw Error(e.code(), "cannot list " + source.to_string() + ": " + e.what() + "; check the path on the server");
+  }
   if (entries.size() == 1 && entries.front().relative_path.empty())
     throw Error(Errc::usage, source.to_string() + ": names a file; -r copies a directory (drop -r to copy one file)");
   const std::string base = local_dir.ends_with('/') ? join(local_dir, last_component(source.path)) : local_dir;

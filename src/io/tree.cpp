@@ -22,6 +22,10 @@ struct Fd {
   }
 };
 
+Error symlink_refused(const std::string& path) {
+  return Error(Errc::permission, path + ": refused: a symbolic link; LIST and MKDIR never follow one (name its target)");
+}
+
 wire::ListEntry entry_of(const struct stat& st, wire::EntryKind kind, std::string relative) {
   wire::ListEntry e;
   e.kind = kind;
@@ -90,7 +94,9 @@ std::vector<wire::ListEntry> list_tree(const Directory& root, const std::string&
     std::string leaf;
     Fd parent(root.open_parent(top, leaf));
     struct stat st {};
-    if (::fstatat(parent.fd, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) throw;
+    if (::fstatat(parent.fd, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) throw;
+    if (S_ISLNK(st.st_mode)) throw symlink_refused(top);
+    if (!S_ISREG(st.st_mode)) throw;
     walk.add(entry_of(st, wire::EntryKind::file, ""));
     return std::move(walk.out);
   }
@@ -114,12 +120,15 @@ void make_directories(const Directory& root, const std::string& path) {
       int err = errno;
       throw Error(errc_from_errno(err), "cannot create directory " + path + ": " + errno_text(err));
     }
-    // O_NOFOLLOW: a symlink planted in the path is refused rather than followed out of the root.
+    // A symlink planted in the path is refused rather than followed out of the root.
+    struct stat st {};
+    if (::fstatat(current.fd, part.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+      throw symlink_refused(path.substr(0, end));
     int next = ::openat(current.fd, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (next < 0) {
       int err = errno;
-      throw Error(err == ELOOP ? Errc::permission : errc_from_errno(err),
-                  "cannot create directory " + path + ": " + part + " is in the way (" + errno_text(err) + ")");
+      throw Error(errc_from_errno(err), "cannot create directory " + path + ": " + path.substr(0, end) +
+                                            " is in the way (" + errno_text(err) + ")");
     }
     ::close(current.fd);
     current.fd = next;

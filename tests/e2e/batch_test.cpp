@@ -96,17 +96,29 @@ TEST_F(Batch, AFailingFileDoesNotStopTheOthers) {
   make_file(local + "/good1", 10 * KiB, 1);
   make_file(local + "/good2", 20 * KiB, 2);
   write_text(local + "/list",
-             "# three good files and a missing one\n" + local + "/good1 " + server.url("") + "\n" + local +
+             "# three good lines (two puts, a get) and a missing file\n" + local + "/good1 " + server.url("") + "\n" + local +
                  "/missing.dat " + server.url("missing.dat") + "\n" + local + "/good2 " + server.url("g2") + "\n" +
-                 server.url("good1") + " " + local + "/good1-back\n");
+                 server.url("served") + " " + local + "/served-back\n");
+  make_file(root + "/served", 30 * KiB, 3);  // not one of the puts: files run in any order
   auto r = run_pxfer("put", "--from-file", local + "/list", "-c", "2");
   EXPECT_EQ(r.exit_code, exit_not_found) << r.err << r.out;
   EXPECT_TRUE(files_equal(local + "/good1", root + "/good1"));
   EXPECT_TRUE(files_equal(local + "/good2", root + "/g2"));
+  EXPECT_TRUE(files_equal(root + "/served", local + "/served-back"));
   EXPECT_FALSE(path_exists(root + "/missing.dat"));
   EXPECT_NE(r.err.find("FAILED " + local + "/missing.dat: "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("failed: " + local + "/missing.dat: "), std::string::npos) << "final report: " << r.err;
   EXPECT_NE(r.err.find("4 files: 3 done, 0 skipped, 1 failed"), std::string::npos) << r.err;
+}
+
+TEST_F(Batch, NetworkFailuresAreRetriedWithBackoff) {
+  make_file(local + "/f", 1 * KiB, 1);
+  write_text(local + "/list", local + "/f pxfer://127.0.0.1:" + std::to_string(closed_port()) + "/f\n");
+  auto start = std::chrono::steady_clock::now();
+  auto r = run_pxfer("put", "--from-file", local + "/list", "--retries", "1");
+  EXPECT_EQ(r.exit_code, 5) << r.err;  // network
+  EXPECT_NE(r.err.find("(after 2 attempts)"), std::string::npos) << r.err;
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1000)) << "a 1 s pause before the retry";
 }
 
 TEST_F(Batch, SkipExistingSkipsSameSizeOnly) {

@@ -1,0 +1,89 @@
+// LIST and MKDIR on the server's side: the walk below an export root and mkdir -p, both through
+// descriptors that never follow a symlink out of the root.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "io/tree.hpp"
+#include "pxfer/error.hpp"
+#include "test_support.hpp"
+
+namespace pxfer {
+namespace {
+namespace fs = std::filesystem;
+
+Errc code_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.code();
+  }
+  return Errc::ok;
+}
+
+class Tree : public ::testing::Test {
+ protected:
+  test::TempDir scratch;
+  std::string root_path = scratch / "root";
+  std::string outside = scratch / "outside";
+  Tree() {
+    fs::create_directories(root_path + "/d/e");
+    fs::create_directories(outside);
+    test::write_file(root_path + "/d/f", test::random_bytes(10, 1));
+    test::write_file(root_path + "/top", {});
+    test::write_file(outside + "/secret", test::random_bytes(3, 2));
+    fs::create_directory_symlink(outside, root_path + "/d/out");
+    fs::create_symlink(outside + "/secret", root_path + "/link");
+    ::mkfifo((root_path + "/fifo").c_str(), 0600);
+  }
+  Directory root() const { return Directory::open_root(root_path, true); }
+};
+
+TEST_F(Tree, ListsDirectoriesAndFilesParentsFirstSkippingSymlinksAndSpecials) {
+  auto entries = list_tree(root(), "");
+  std::vector<std::string> names;
+  for (const auto& e : entries) names.push_back(e.relative_path);
+  std::vector<std::string> sorted = names;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(sorted, (std::vector<std::string>{"d", "d/e", "d/f", "top"}));
+  EXPECT_LT(std::find(names.begin(), names.end(), "d") - names.begin(),
+            std::find(names.begin(), names.end(), "d/f") - names.begin());
+  for (const auto& e : entries) {
+    if (e.relative_path == "d/f") {
+      EXPECT_EQ(e.kind, wire::EntryKind::file);
+      EXPECT_EQ(e.size, 10u);
+    }
+    if (e.relative_path == "d") EXPECT_EQ(e.kind, wire::EntryKind::directory);
+  }
+}
+
+TEST_F(Tree, AFileIsAListingOfOne) {
+  auto entries = list_tree(root(), "d/f");
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].relative_path, "");
+  EXPECT_EQ(entries[0].size, 10u);
+}
+
+TEST_F(Tree, RefusesPathsOutOfTheRootAndTooManyEntries) {
+  EXPECT_EQ(code_of([&] { list_tree(root(), "../"); }), Errc::permission);
+  EXPECT_EQ(code_of([&] { list_tree(root(), "/etc"); }), Errc::permission);
+  EXPECT_EQ(code_of([&] { list_tree(root(), "d/out"); }), Errc::permission);  // a symlink out
+  EXPECT_EQ(code_of([&] { list_tree(root(), "missing"); }), Errc::not_found);
+  EXPECT_EQ(code_of([&] { list_tree(root(), "", 3); }), Errc::usage);
+  EXPECT_EQ(list_tree(root(), "", 4).size(), 4u);
+}
+
+TEST_F(Tree, MakeDirectoriesCreatesParentsAndNeverFollowsSymlinks) {
+  make_directories(root(), "new/a/b");
+  EXPECT_TRUE(fs::is_directory(root_path + "/new/a/b"));
+  make_directories(root(), "new/a/b");  // existing: fine
+  EXPECT_EQ(code_of([&] { make_directories(root(), "d/out/x"); }), Errc::permission);
+  EXPECT_FALSE(fs::exists(outside + "/x"));
+  EXPECT_EQ(code_of([&] { make_directories(root(), "../x"); }), Errc::permission);
+  EXPECT_NE(code_of([&] { make_directories(root(), "top/x"); }), Errc::ok);  // a file in the way
+}
+
+}  // namespace
+}  // namespace pxfer
