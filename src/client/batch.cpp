@@ -8,9 +8,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
-#include <map>
 #include <mutex>
 #include <thread>
 
@@ -73,15 +73,19 @@ void preserve_attributes(const BatchFile& f, const ClientOptions& options) {
     mode = entry->mode;
     mtime = entry->mtime_ns;
   }
-  if (::chmod(f.local.c_str(), *mode) != 0)
-    throw Error(errc_from_errno(errno), "cannot set the mode of " + f.local + ": " + errno_text(errno));
+  if (::chmod(f.local.c_str(), *mode) != 0) {
+    int err = errno;
+    throw Error(errc_from_errno(err), "cannot set the mode of " + f.local + ": " + errno_text(err));
+  }
   struct timespec times[2];
   times[0].tv_sec = 0;
   times[0].tv_nsec = UTIME_OMIT;
   times[1].tv_sec = *mtime / 1'000'000'000;
   times[1].tv_nsec = *mtime % 1'000'000'000;
-  if (::utimensat(AT_FDCWD, f.local.c_str(), times, 0) != 0)
-    throw Error(errc_from_errno(errno), "cannot set the mtime of " + f.local + ": " + errno_text(errno));
+  if (::utimensat(AT_FDCWD, f.local.c_str(), times, 0) != 0) {
+    int err = errno;
+    throw Error(errc_from_errno(err), "cannot set the mtime of " + f.local + ": " + errno_text(err));
+  }
 }
 
 FileOutcome move_one(const BatchFile& f, const BatchOptions& options, const ClientOptions& client) {
@@ -114,7 +118,7 @@ FileOutcome move_one(const BatchFile& f, const BatchOptions& options, const Clie
   }
 }
 
-void make_local_directories(const BatchPlan& plan, BatchReport& report) {
+void create_local_directories(const BatchPlan& plan, BatchReport& report) {
   for (const auto& dir : plan.local_directories) {
     std::error_code ec;
     fs::create_directories(dir, ec);
@@ -123,7 +127,7 @@ void make_local_directories(const BatchPlan& plan, BatchReport& report) {
 }
 
 // One control connection per server, directories in plan order (parents first).
-void make_remote_directories(const BatchPlan& plan, const ClientOptions& client, BatchReport& report) {
+void create_remote_directories(const BatchPlan& plan, const ClientOptions& client, BatchReport& report) {
   std::vector<std::pair<Url, std::vector<std::string>>> by_server;
   for (const auto& dir : plan.remote_directories) {
     auto it = std::find_if(by_server.begin(), by_server.end(),
@@ -145,8 +149,8 @@ void make_remote_directories(const BatchPlan& plan, const ClientOptions& client,
 BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, const FileCallback& on_file) {
   const auto start = Clock::now();
   BatchReport report;
-  make_local_directories(plan, report);
-  make_remote_directories(plan, options.client, report);
+  create_local_directories(plan, report);
+  create_remote_directories(plan, options.client, report);
   for (const auto& e : report.setup_errors)
     if (!report.first_failure) report.first_failure = e.code();
 

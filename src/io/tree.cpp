@@ -72,7 +72,12 @@ struct Walk {
         add(entry_of(st, wire::EntryKind::file, relative));
       } else if (S_ISDIR(st.st_mode)) {
         Fd child(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-        if (child.fd < 0) continue;  // replaced by a symlink meanwhile, or unreadable
+        if (child.fd < 0) {
+          int err = errno;
+          if (err == ELOOP || err == ENOTDIR || err == ENOENT) continue;  // replaced or removed meanwhile
+          // Silently leaving it out would make a copy look complete when it is not.
+          throw Error(errc_from_errno(err), "cannot list " + relative + ": " + errno_text(err));
+        }
         add(entry_of(st, wire::EntryKind::directory, relative));
         walk(child.fd, relative);
       }
