@@ -6,6 +6,7 @@
 #include <string>
 
 #include "pxfer/batch.hpp"
+#include "pxfer/units.hpp"
 #include "pxfer/error.hpp"
 
 namespace pxfer::cli {
@@ -20,6 +21,8 @@ struct BatchArgs {
   unsigned retries = 0;
   bool skip_existing = false;
   bool preserve = false;
+  std::string ramp_up;
+  double connect_rate = 0;
 
   bool wanted() const { return recursive || !from_file.empty(); }
 };
@@ -32,6 +35,8 @@ inline void add_batch_options(CLI::App& cmd, BatchArgs& a, bool is_put) {
   cmd.add_option("--max-streams", a.max_streams, "cap on concurrency x streams; streams per file are reduced to fit (0 = none)")
       ->capture_default_str();
   cmd.add_option("--retries", a.retries, "extra attempts per failed file, after 1 s, 2 s, 4 s ...")->capture_default_str();
+  cmd.add_option("--ramp-up", a.ramp_up, "start with one file in flight and reach -c linearly over DURATION (30s, 2m, 500ms)");
+  cmd.add_option("--connect-rate", a.connect_rate, "open at most this many new connections per second (0 = no limit)");
   cmd.add_flag("--skip-existing", a.skip_existing, "skip a file whose destination exists with the same size");
   cmd.add_flag("--preserve", a.preserve,
                is_put ? "(get only: a put cannot set the server's mode and mtime yet; ignored)"
@@ -50,6 +55,15 @@ inline BatchOptions to_batch_options(const BatchArgs& a, const ClientOptions& cl
   o.retries = a.retries;
   o.skip_existing = a.skip_existing;
   o.preserve = a.preserve && !is_put;
+  if (!a.ramp_up.empty()) {
+    auto ramp = parse_duration(a.ramp_up);
+    if (!ramp || ramp->count() > 24 * 3600 * 1000)
+      throw Error(Errc::usage, "--ramp-up " + a.ramp_up + ": not a duration; use e.g. 30s, 2m, 500ms or plain seconds");
+    o.ramp_up = *ramp;
+  }
+  if (!(a.connect_rate >= 0 && a.connect_rate <= 100000))
+    throw Error(Errc::usage, "--connect-rate: use 0 (no limit) to 100000 connections per second");
+  o.connect_rate = a.connect_rate;
   return o;
 }
 

@@ -5,12 +5,14 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "pxfer/client.hpp"
 #include "pxfer/error.hpp"
+#include "pxfer/rate_meter.hpp"
 #include "pxfer/url.hpp"
 
 namespace pxfer {
@@ -50,6 +52,29 @@ struct BatchOptions {
   std::chrono::milliseconds first_backoff{1000};  // doubled after every failed attempt
   bool skip_existing = false;  // skip when the destination exists with the same size
   bool preserve = false;       // a get keeps the source's mode and mtime
+  // Staggered start: one file in flight at first, `concurrency` after this long, linearly.
+  std::chrono::milliseconds ramp_up{0};
+  double connect_rate = 0;     // new connections per second (each file opens streams + 1); 0 = no limit
+};
+
+// When worker `index` (0-based) of `concurrency` may start its first file: the ramp from one
+// file in flight to `concurrency` over `ramp_up`, linearly (worker 0 at once, the last at ramp_up).
+std::chrono::milliseconds ramp_start(unsigned index, unsigned concurrency, std::chrono::milliseconds ramp_up);
+
+// Paces new connections to at most `per_second` (a token bucket holding one second's worth), so a
+// burst of file starts never trips a server's connection limits. Thread-safe; pure of clocks:
+// the caller says what time it is and sleeps until the returned time.
+class StartPacer {
+ public:
+  explicit StartPacer(double per_second) : per_second_(per_second) {}
+  // Reserves `connections` and returns when they may be opened (now, or later).
+  Clock::time_point reserve(Clock::time_point now, unsigned connections);
+
+ private:
+  double per_second_;
+  std::mutex mutex_;
+  bool started_ = false;
+  Clock::time_point next_{};  // GCRA's theoretical arrival time
 };
 
 // Streams per file and files in flight after the --max-streams cap.
@@ -67,6 +92,7 @@ struct FileOutcome {
   TransferSummary summary;      // done
   std::optional<Error> error;   // failed
   unsigned attempts = 0;
+  double started_s = 0;         // when its first attempt began, seconds after the run started
 };
 
 struct BatchReport {

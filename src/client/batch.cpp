@@ -146,6 +146,27 @@ void create_remote_directories(const BatchPlan& plan, const ClientOptions& clien
 
 }  // namespace
 
+std::chrono::milliseconds ramp_start(unsigned index, unsigned concurrency, std::chrono::milliseconds ramp_up) {
+  if (concurrency <= 1 || ramp_up.count() <= 0) return std::chrono::milliseconds(0);
+  return std::chrono::milliseconds(ramp_up.count() * std::min(index, concurrency - 1) / (concurrency - 1));
+}
+
+Clock::time_point StartPacer::reserve(Clock::time_point now, unsigned connections) {
+  if (per_second_ <= 0) return now;
+  std::lock_guard lock(mutex_);
+  // GCRA (virtual scheduling): next_ is the theoretical time the bucket is empty again. A request
+  // may go when no more than one second of credit would be overdrawn, so after a quiet spell one
+  // second's worth of connections goes at once, then starts are spaced 1/rate apart.
+  auto cost = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(connections / per_second_));
+  auto burst = std::max(Clock::duration::zero(),
+                        std::chrono::duration_cast<Clock::duration>(std::chrono::seconds(1)) - cost);
+  if (!started_) next_ = now;
+  started_ = true;
+  auto start = std::max(now, next_ - burst);
+  next_ = std::max(next_, start) + cost;
+  return start;
+}
+
 BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, const FileCallback& on_file) {
   const auto start = Clock::now();
   BatchReport report;
@@ -161,9 +182,14 @@ BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, const 
 
   std::atomic<std::size_t> next{0};
   std::mutex mutex;  // guards report and serializes on_file
-  auto worker = [&] {
+  StartPacer pacer(options.connect_rate);
+  auto worker = [&](unsigned index) {
+    std::this_thread::sleep_until(start + ramp_start(index, shape.concurrency, options.ramp_up));
     for (std::size_t i; (i = next++) < plan.files.size();) {
+      std::this_thread::sleep_until(pacer.reserve(Clock::now(), client.streams + 1u));
+      const double started_s = std::chrono::duration<double>(Clock::now() - start).count();
       FileOutcome outcome = move_one(plan.files[i], options, client);
+      outcome.started_s = started_s;
       std::lock_guard lock(mutex);
       if (outcome.status == FileStatus::done) report.bytes += outcome.summary.bytes;
       if (outcome.status == FileStatus::failed) {
@@ -176,8 +202,8 @@ BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, const 
   };
   std::vector<std::thread> workers;
   const unsigned count = std::min<std::size_t>(shape.concurrency, std::max<std::size_t>(1, plan.files.size()));
-  for (unsigned i = 1; i < count; ++i) workers.emplace_back(worker);
-  worker();
+  for (unsigned i = 1; i < count; ++i) workers.emplace_back(worker, i);
+  worker(0);
   for (auto& w : workers) w.join();
   report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return report;
@@ -196,7 +222,9 @@ std::string format_outcome(const FileOutcome& outcome) {
   char numbers[128];
   std::snprintf(numbers, sizeof numbers, " %llu bytes %.3f s %.1f MB/s ", static_cast<unsigned long long>(s.bytes),
                 s.seconds, rate);
-  return "done " + path + numbers + format_checksum(s.checksum, s.checksum_value);
+  char started[48];
+  std::snprintf(started, sizeof started, " (started +%.2f s)", outcome.started_s);
+  return "done " + path + numbers + format_checksum(s.checksum, s.checksum_value) + started;
 }
 
 std::string format_batch_report(const BatchReport& report) {
