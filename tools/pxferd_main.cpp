@@ -20,6 +20,10 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "worker threads (0 = one per core)");
   app.add_option("--port-file", port_file, "write the bound port number to this file once listening");
   app.add_flag("-v,--verbose", verbose, "log connection-level detail");
+  unsigned max_active = 0;
+  std::string queue_timeout = "10m";
+  app.add_option("--max-active", max_active, "transfers moving data at once; more wait in line (0 = no limit)");
+  app.add_option("--queue-timeout", queue_timeout, "how long a transfer may wait in line (30s, 10m, ...)")->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -38,6 +42,10 @@ int main(int argc, char** argv) {
     options.listen = *ep;
     options.threads = threads;
     options.handle_signals = true;
+    options.max_active = max_active;
+    auto timeout = parse_duration(queue_timeout);
+    if (!timeout || timeout->count() <= 0) throw Error(Errc::usage, "--queue-timeout " + queue_timeout + ": use e.g. 30s or 10m");
+    options.queue_timeout = *timeout;
     Server server(options);
     spdlog::info("pxferd serving {} on {}", root, server.listen_address());
     if (!port_file.empty()) {

@@ -64,6 +64,8 @@ class ProgressListener {
   virtual void on_interval(const IntervalReport&) {}
   virtual void on_finish(const IntervalReport&, const TransferSummary&) {}
   virtual void on_warning(const std::string&) {}
+  // The server holds the transfer in line (pxferd --max-active) before it starts.
+  virtual void on_queued(unsigned /*position*/, unsigned /*active*/, unsigned /*queued*/) {}
 };
 
 // Moves one file; throws pxfer::Error with a one-line message on failure.

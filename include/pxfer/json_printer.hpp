@@ -16,6 +16,7 @@ class JsonPrinter final : public ProgressListener {
   void on_interval(const IntervalReport& report) override;
   void on_finish(const IntervalReport& report, const TransferSummary& summary) override;
   void on_warning(const std::string& text) override;
+  void on_queued(unsigned position, unsigned active, unsigned queued) override;
   void on_error(const Error& error);
 
  private:

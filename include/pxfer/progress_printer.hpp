@@ -15,6 +15,7 @@ class ProgressPrinter final : public ProgressListener {
   void on_interval(const IntervalReport& report) override;
   void on_finish(const IntervalReport& report, const TransferSummary& summary) override;
   void on_warning(const std::string& text) override;
+  void on_queued(unsigned position, unsigned active, unsigned queued) override;
 
  private:
   std::FILE* out_;

@@ -17,6 +17,8 @@ struct ServerOptions {
   std::chrono::milliseconds hello_timeout{10'000};  // first frame of any connection
   std::chrono::milliseconds attach_timeout{30'000}; // every data stream of a transfer
   bool handle_signals = false;                    // stop on SIGINT/SIGTERM (pxferd)
+  unsigned max_active = 0;                        // transfers moving data at once; 0 = no limit
+  std::chrono::milliseconds queue_timeout{600'000};  // how long a transfer may wait for a slot
 };
 
 class Server {

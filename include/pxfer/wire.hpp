@@ -46,6 +46,7 @@ enum class FrameType : std::uint16_t {
   list = 20,          // client -> server: every file and directory below a path
   listing = 21,       // server -> client: part of the answer to LIST (more = 1: another follows)
   mkdir = 22,         // client -> server: create a directory and its parents
+  queued = 23,        // server -> client after OPEN: waiting for a slot (pxferd --max-active)
 };
 
 // Capability bits offered in HELLO and HELLO_OK; the session uses the intersection.
@@ -169,6 +170,11 @@ struct Listing {
 struct Mkdir {
   std::string path;
 };
+struct Queued {
+  std::uint32_t position = 0;  // 1 = next
+  std::uint32_t active = 0;    // transfers moving data on the server now
+  std::uint32_t queued = 0;    // transfers waiting, this one included
+};
 struct InfoRequest {};
 struct Info {
   std::vector<std::pair<std::string, std::string>> entries;  // at most 64, key <= 64, value <= 256
@@ -181,7 +187,7 @@ struct Pong {
 };
 
 using Message = std::variant<Hello, HelloOk, Open, OpenOk, Attach, AttachOk, Ack, End, Commit, Result,
-                             ErrorMsg, Ping, Pong, Stats, InfoRequest, Info, Remove, Done, List, Listing, Mkdir>;
+                             ErrorMsg, Ping, Pong, Stats, InfoRequest, Info, Remove, Done, List, Listing, Mkdir, Queued>;
 
 // Splits a listing into LISTING frames that each fit max_control_payload; the last has more = 0.
 // An empty listing is one frame with no entries.

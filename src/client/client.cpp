@@ -248,6 +248,10 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job) {
   wire::Message open_message = open;
   co_await net::send_message(*control, open_message);
   wire::Message reply = co_await net::read_message(*control);
+  while (auto* queued = std::get_if<wire::Queued>(&reply)) {  // the server's admission queue
+    if (job.listener) job.listener->on_queued(queued->position, queued->active, queued->queued);
+    reply = co_await net::read_message(*control);
+  }
   auto open_ok = net::expect<wire::OpenOk>(std::move(reply), control->peer());
   spdlog::debug("server accepted {} of {}: {} bytes, block {}, {} streams", job.direction == Direction::put ? "put" : "get",
                 job.remote.path, open_ok.size, open_ok.block_size, opt.streams);

@@ -98,6 +98,10 @@ void JsonPrinter::on_finish(const IntervalReport& report, const TransferSummary&
   emit(json_summary(report, s));
 }
 
+void JsonPrinter::on_queued(unsigned position, unsigned active, unsigned queued) {
+  emit(json{{"event", "queued"}, {"position", position}, {"active", active}, {"queued", queued}}.dump());
+}
+
 void JsonPrinter::on_warning(const std::string& text) { emit(json{{"event", "warning"}, {"message", text}}.dump()); }
 
 void JsonPrinter::on_error(const Error& error) {

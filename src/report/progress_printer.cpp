@@ -80,6 +80,12 @@ void ProgressPrinter::on_finish(const IntervalReport& report, const TransferSumm
   std::fflush(out_);
 }
 
+void ProgressPrinter::on_queued(unsigned position, unsigned active, unsigned queued) {
+  if (quiet_) return;
+  std::fprintf(out_, "queued, position %u (server: %u active, %u queued)\n", position, active, queued);
+  std::fflush(out_);
+}
+
 void ProgressPrinter::on_warning(const std::string& text) {
   if (line_open_) std::fputc('\n', out_);
   line_open_ = false;

@@ -19,6 +19,7 @@
 #include "pxfer/rate_meter.hpp"
 #include "io/tree.hpp"
 #include "transfer/transfer.hpp"
+#include "admission.hpp"
 #include "transfer_registry.hpp"
 
 namespace pxfer {
@@ -65,12 +66,16 @@ struct Server::Impl {
   asio::io_context ioc;
   tcp::acceptor acceptor{ioc};
   server::TransferRegistry registry;
+  std::shared_ptr<server::Admission> admission;
   std::atomic<bool> stopping{false};
   std::mutex connections_mutex;
   std::vector<std::weak_ptr<Connection>> connections;  // to close on stop
   asio::signal_set signals{ioc};
 
-  explicit Impl(ServerOptions opt) : options(std::move(opt)), root(Directory::open_root(options.root, true)) {}
+  explicit Impl(ServerOptions opt)
+      : options(std::move(opt)),
+        root(Directory::open_root(options.root, true)),
+        admission(std::make_shared<server::Admission>(options.max_active)) {}
 
   void bind() {
     boost::system::error_code ec;
@@ -201,15 +206,39 @@ struct Server::Impl {
     return transfer::Transfer::receiving(ex, std::move(sink), settings);
   }
 
+  // Waits for an admission slot, telling the client its place in line (QUEUED frames).
+  awaitable<std::unique_ptr<server::Admission::Slot>> wait_for_slot(std::shared_ptr<Connection> conn,
+                                                                     const wire::Open& open) {
+    const auto queued_at = Clock::now();
+    // Named, not a temporary in the co_await below: g++ 12 mishandles those.
+    server::Admission::OnWait tell_client = [conn, path = open.path](server::QueueState s) -> awaitable<void> {
+      spdlog::info("client={} path={} queued position={} active={} queued={}", conn->peer(), path, s.position, s.active,
+                   s.queued);
+      wire::Message queued = wire::Queued{s.position, s.active, s.queued};
+      co_await net::send_message(*conn, queued);
+    };
+    auto slot = co_await admission->admit(options.queue_timeout, tell_client);
+    double waited = std::chrono::duration<double>(Clock::now() - queued_at).count();
+    spdlog::info("client={} path={} admitted active={} max_active={} waited={:.2f}s", conn->peer(), open.path,
+                 admission->active(), admission->max_active(), waited);
+    co_return slot;
+  }
+
   awaitable<void> serve_transfer(std::shared_ptr<Connection> conn, const wire::Open& open) {
     const char* direction = open.direction == wire::Direction::put ? "put" : "get";
     std::shared_ptr<transfer::Transfer> t;
+    std::unique_ptr<server::Admission::Slot> slot;
     std::optional<Error> refused;
     try {
-      t = open_transfer(open, co_await asio::this_coro::executor);
+      slot = co_await wait_for_slot(conn, open);
     } catch (const Error& e) {
       refused = e;
     }
+    if (!refused) try {
+        t = open_transfer(open, co_await asio::this_coro::executor);
+      } catch (const Error& e) {
+        refused = e;
+      }
     if (refused) {
       spdlog::info("client={} path={} direction={} refused: {}", conn->peer(), open.path, direction, refused->what());
       co_await net::send_error_quietly(*conn, *refused);

@@ -129,6 +129,11 @@ template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std
   }
 }
 template <class IO, class H> void fields(IO&, H&) requires std::same_as<std::remove_const_t<H>, InfoRequest> {}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Queued> {
+  io.u32(m.position);
+  io.u32(m.active);
+  io.u32(m.queued);
+}
 template <class IO, class H> void fields(IO&, H&) requires std::same_as<std::remove_const_t<H>, Done> {}
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Remove> {
   io.str(m.path, max_path_length);
@@ -206,6 +211,7 @@ template <> constexpr FrameType type_for<Ping>() { return FrameType::ping; }
 template <> constexpr FrameType type_for<Pong>() { return FrameType::pong; }
 template <> constexpr FrameType type_for<Stats>() { return FrameType::stats; }
 template <> constexpr FrameType type_for<InfoRequest>() { return FrameType::info_request; }
+template <> constexpr FrameType type_for<Queued>() { return FrameType::queued; }
 template <> constexpr FrameType type_for<Info>() { return FrameType::info; }
 template <> constexpr FrameType type_for<Remove>() { return FrameType::remove; }
 template <> constexpr FrameType type_for<Done>() { return FrameType::done; }
@@ -267,6 +273,7 @@ const char* type_name(FrameType type) noexcept {
     case FrameType::stats: return "STATS";
     case FrameType::info_request: return "INFO_REQUEST";
     case FrameType::info: return "INFO";
+    case FrameType::queued: return "QUEUED";
     case FrameType::remove: return "REMOVE";
     case FrameType::done: return "DONE";
     case FrameType::list: return "LIST";
@@ -287,6 +294,7 @@ std::uint32_t max_payload(FrameType type) noexcept {
     case FrameType::pong: return 8;
     case FrameType::attach: return token_size + 2;
     case FrameType::attach_ok: return 8;
+    case FrameType::queued: return 12;
     case FrameType::hello:
     case FrameType::hello_ok:
     case FrameType::open:
@@ -354,6 +362,7 @@ DecodeStatus decode_message(const FrameHeader& header, std::span<const std::uint
     case FrameType::stats: st = decode_as<Stats>(payload, out); break;
     case FrameType::info_request: st = decode_as<InfoRequest>(payload, out); break;
     case FrameType::info: st = decode_as<Info>(payload, out); break;
+    case FrameType::queued: st = decode_as<Queued>(payload, out); break;
     case FrameType::remove: st = decode_as<Remove>(payload, out); break;
     case FrameType::done: st = decode_as<Done>(payload, out); break;
     case FrameType::list: st = decode_as<List>(payload, out); break;
