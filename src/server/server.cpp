@@ -219,8 +219,10 @@ struct Server::Impl {
     };
     auto slot = co_await admission->admit(options.queue_timeout, tell_client);
     double waited = std::chrono::duration<double>(Clock::now() - queued_at).count();
-    spdlog::info("client={} path={} admitted active={} max_active={} waited={:.2f}s", conn->peer(), open.path,
-                 admission->active(), admission->max_active(), waited);
+    // One info line per transfer is the rule; an admission is only news when the transfer waited.
+    spdlog::log(waited > 0.001 ? spdlog::level::info : spdlog::level::debug,
+                "client={} path={} admitted active={} max_active={} waited={:.2f}s", conn->peer(), open.path,
+                admission->active(), admission->max_active(), waited);
     co_return slot;
   }
 

@@ -16,7 +16,7 @@ TEST(Admission, MaxActiveTwoWithTenFilesAtOnce) {
   std::string tree = dir.subdir("tree");
   for (int i = 0; i < 10; ++i)
     make_file(tree + "/f" + std::to_string(i) + ".dat", 32u << 20, static_cast<std::uint64_t>(100 + i));
-  ServerProcess server(root, "127.0.0.1:0", {"--max-active", "2"});
+  ServerProcess server(root, "127.0.0.1:0", {"--max-active", "2", "-v"});  // -v: every admission is logged
   auto r = run_pxfer("put", "-r", "-c", "10", "-p", "2", tree, server.url("dest/"));
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   for (int i = 0; i < 10; ++i)
