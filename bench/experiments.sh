@@ -3,16 +3,17 @@
 #
 #   sudo bench/experiments.sh [a|b|c|d|e|all] [--quick]
 #
-#   a  streams under loss: 50 ms RTT, 0.01 % loss, 1 Gbit/s; 1-16 streams; reno, cubic, bbr   (~7 min, quick ~1.5)
+#   a  streams under loss: 50 ms RTT, 0.01 % loss, 1 Gbit/s; 1-16 streams; reno, cubic, bbr   (~7 min, quick ~2)
 #   b  TCP buffers: 90 ms RTT, 1 Gbit/s; -w 87380 / -w 1M / autotuning; 1 and 9 streams      (~3 min, quick ~1.5)
-#   c  compression                                   skipped: pxfer has no --compress yet
+#   c  compression: 40 ms RTT, 100 Mbit/s; random and text data; --compress none/zstd/auto    (~1.5 min, quick ~1)
 #   d  put/get asymmetry: 20 ms RTT, 200/200 and 200/50 Mbit/s                                (~3 min, quick ~1)
-#   e  files x streams matrix, ramp-up               skipped: pxfer has no multi-file support yet
+#   e  files x streams matrix (pxfer sweep) on the (a) link; no ramp-up                      (~5 min, quick ~1)
+#      (c and e print "skipped" with a build of pxfer that lacks --compress / sweep)
 #
 # Each experiment brings up `pxfer-wanem up --name pxlab` (namespaces pxlab-a = 10.77.0.1, the
 # client, and pxlab-b = 10.77.0.2, pxferd), runs `pxfer --json` inside pxlab-a, prints markdown
 # tables on stdout (progress on stderr) and tears the link down, also on error or Ctrl-C.
-# No packet leaves the two namespaces. Data files are sparse files in /dev/shm.
+# No packet leaves the two namespaces. Data files live in /dev/shm (sparse, except in c).
 #
 # Needs root, /dev/net/tun, iproute2, python3. Environment:
 #   PXFER_BUILD_DIR  build directory (default: build/ of this checkout; built if a binary is missing)
@@ -24,7 +25,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 prog="bench/experiments.sh"
 
-usage() { sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; }
 
 which=""
 quick=0
@@ -82,6 +83,7 @@ mkdir -p "$LAB_WORK/srv" "$LAB_WORK/cli" "$LAB_WORK/runs" "$LAB_WORK/bin"
 # Private copies: a rebuild of build/ while the experiments run must not change the binaries
 # half way (or pair a new pxfer with an old pxferd).
 cp "$LAB_PXFER" "$LAB_PXFERD" "$LAB_WANEM" "$LAB_WORK/bin/"
+snapshot="$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$here" diff --quiet HEAD -- src include tools 2>/dev/null || echo ' + uncommitted changes in the tree'), binaries copied from $build_dir at $(date -u '+%H:%M') UTC (pxfer built $(date -u -r "$LAB_PXFER" '+%Y-%m-%d %H:%M UTC'))"
 LAB_PXFER="$LAB_WORK/bin/pxfer"
 LAB_PXFERD="$LAB_WORK/bin/pxferd"
 LAB_WANEM="$LAB_WORK/bin/pxfer-wanem"
@@ -133,7 +135,7 @@ run_one() {
 
 machine_line() {
   echo "machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), kernel $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg), $(date -u '+%Y-%m-%d %H:%M UTC')"
-  echo "pxfer: $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$here" diff --quiet HEAD -- src tools 2>/dev/null || echo ' (+ local changes)'), binaries copied from $build_dir (built $(date -u -r "$build_dir/bin/pxfer" '+%Y-%m-%d %H:%M UTC'))"
+  echo "pxfer: $snapshot"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -205,7 +207,7 @@ exp_a() {
   echo
   echo "Every run (state: done = whole file moved, cut = stopped at ${limit} s; retransmits: the sending side's total;"
   echo "wan0 drops: packets the sending kernel dropped at its TUN device (emulator too slow to read them; not in its counters);"
-  echo "CPU: machine busy % of all $(nproc) cores, emulator % of one core):"
+  echo "CPU: machine busy % of all $(nproc) cores, emulator % of one core (two forwarding threads: up to 200)):"
   echo
   echo "| cc | streams | rep | state | s | avg MB/s | steady MB/s | retransmits | wan0 drops a/b | machine busy % | emulator CPU % | note"
   echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
@@ -289,7 +291,7 @@ exp_b() {
     echo '```'
   fi
   echo
-  echo "Every run (CPU: machine busy % of all $(nproc) cores, emulator % of one core):"
+  echo "Every run (CPU: machine busy % of all $(nproc) cores, emulator % of one core (two forwarding threads: up to 200)):"
   echo
   echo "| buffers | streams | rep | state | s | avg MB/s | steady MB/s | busy | sndbuf (bytes) | retransmits | wan0 drops a/b | machine busy % | emulator CPU % | note"
   echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
@@ -362,22 +364,120 @@ exp_d() {
   printf '%s' "$details"
 }
 
+# ---------------------------------------------------------------------------------------------
+# (c) compression
+
 exp_c() {
   echo
   echo "## (c) compression"
   echo
-  if "$LAB_PXFER" put --help 2>/dev/null | grep -q -- '--compress'; then
-    echo "skipped: pxfer now has --compress, but this experiment is not written yet"
-  else
+  if ! "$LAB_PXFER" put --help 2>/dev/null | grep -q -- '--compress'; then
     echo "skipped: needs --compress (issue 3 point 4)"
+    return 0
   fi
+  local delay=20 rate_mbit=100 streams=4 limit=90 size_mib=192
+  [[ $quick == 1 ]] && size_mib=64
+  echo "link: ${delay} ms each way (RTT $((2 * delay)) ms), ${rate_mbit} Mbit/s, no loss, MTU 1500, default queue; seed $seed"
+  echo "pxfer put -p $streams --congestion cubic --compress MODE; files of ${size_mib} MiB: random bytes (as compressed"
+  echo "ROOT files are) and CSV text (bench/lab/make_text.py, ~2.6x with zstd -1); rate = file bytes / s (pxfer's summary)"
+  machine_line
+  head -c "${size_mib}M" /dev/urandom >"$LAB_WORK/cli/random.bin"
+  python3 "$here/bench/lab/make_text.py" "$size_mib" "$LAB_WORK/cli/text.bin"
+  link_up --delay "$delay" --rate "${rate_mbit}mbit"
+  mkdir -p "$LAB_WORK/srv/in"
+  local details="" data mode figures f wire
+  local -A rate ratio_of
+  for data in random text; do
+    for mode in none zstd auto; do
+      lab_log "(c) $data data, --compress $mode"
+      figures=$(run_one "c-$data-$mode" "$limit" 2 put -p "$streams" --congestion cubic --compress "$mode" \
+        "$LAB_WORK/cli/$data.bin" "$(lab_url "in/$data.bin")")
+      sleep 1
+      rm -rf "$LAB_WORK/srv/in"; mkdir -p "$LAB_WORK/srv/in"
+      read -r -a f <<<"$figures"
+      wire=$(python3 -c 'import json, sys
+s = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{\"")]
+s = [e for e in s if e.get("event") == "summary"]
+print("%.2f" % (s[0]["bytes"] / s[0]["wire_bytes"]) if s and s[0].get("wire_bytes") else "-")' "$LAB_WORK/runs/c-$data-$mode.ndjson")
+      local v=${f[1]}
+      [[ ${f[0]} == "done" ]] || v=${f[2]}
+      rate[$data,$mode]=$v
+      ratio_of[$data,$mode]=$wire
+      details+="| $data | $mode | ${f[0]} | ${f[3]} | ${f[1]} | $wire | ${f[9]} | ${f[10]} |${f[8]/#-/}"$'\n'
+    done
+  done
+  link_down
+  rm -f "$LAB_WORK/cli/random.bin" "$LAB_WORK/cli/text.bin"
+  echo
+  echo "Rate, MB/s of file data (link goodput ceiling $(mbit_goodput "$rate_mbit") MB/s); in brackets: file bytes / bytes sent:"
+  echo
+  echo "| data | --compress none | --compress zstd | --compress auto |"
+  echo "| --- | --- | --- | --- |"
+  for data in random text; do
+    echo "| $data | ${rate[$data,none]} (${ratio_of[$data,none]}) | ${rate[$data,zstd]} (${ratio_of[$data,zstd]}) | ${rate[$data,auto]} (${ratio_of[$data,auto]}) |"
+  done
+  echo
+  echo "Every run (CPU: machine busy % of all $(nproc) cores, emulator % of one core):"
+  echo
+  echo "| data | compress | state | s | MB/s | file / wire bytes | machine busy % | emulator CPU % | note"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+  printf '%s' "$details"
 }
+
+# ---------------------------------------------------------------------------------------------
+# (e) files x streams matrix
 
 exp_e() {
   echo
   echo "## (e) files x streams matrix, ramp-up"
   echo
-  echo "skipped: needs multi-file support (issue 4)"
+  if ! "$LAB_PXFER" sweep --help >/dev/null 2>&1; then
+    echo "skipped: needs multi-file support (issue 4)"
+    return 0
+  fi
+  local delay=25 loss=0.01 rate_mbit=1000 files=1,3,5,10 streams=1,3,5,10 size=128M limit=480
+  if [[ $quick == 1 ]]; then files=1,5; streams=1,5; size=64M; limit=180; fi
+  echo "link: as (a): ${delay} ms each way (RTT $((2 * delay)) ms), ${loss} % loss each way, ${rate_mbit} Mbit/s, MTU 1500; seed $seed; tcp_rmem/tcp_wmem max 32 MiB"
+  echo "pxfer sweep --files $files --streams $streams --size $size --direction get --congestion cubic (random data; a cell's"
+  echo "files start together and the rate is files x size / time of the slowest; stopped after ${limit} s)"
+  echo "ramp-up (starting the files one after another, as the Edinburgh wiki recommends) is not measured: pxfer sweep starts a cell's files at once."
+  machine_line
+  link_up --delay "$delay" --loss "${loss}%" --rate "${rate_mbit}mbit"
+  mkdir -p "$LAB_WORK/srv/sweep"
+  lab_log "(e) pxfer sweep --files $files --streams $streams --size $size"
+  local out="$LAB_WORK/runs/e-sweep.ndjson" rc=0
+  ip netns exec "$LAB_NAME-a" timeout -s INT -k 10 "$limit" "$LAB_PXFER" sweep --files "$files" --streams "$streams" \
+    --size "$size" --direction get --congestion cubic --json "$(lab_url sweep/)" >"$out" 2>"$out.err" || rc=$?
+  link_down
+  echo
+  if [[ $rc != 0 ]]; then
+    echo "pxfer sweep exit status $rc$([[ $rc == 124 ]] && echo " (time limit: the cells below are those finished)"): $(head -c 300 "$out.err")"
+    echo
+  fi
+  echo "Rate, Mbit/s, and failed transfers per cell (\"rate, failures\", as in the Edinburgh wiki tables):"
+  echo
+  python3 - "$out" "$files" "$streams" <<'PYEOF'
+import json, sys
+cells = {}
+for line in open(sys.argv[1]):
+    if line.startswith("{"):
+        try:
+            c = json.loads(line)
+        except ValueError:
+            continue
+        if c.get("event") == "sweep_cell":
+            cells[(c["files"], c["streams"])] = c
+files = [int(x) for x in sys.argv[2].split(",")]
+streams = [int(x) for x in sys.argv[3].split(",")]
+print("| files \\ streams | " + " | ".join(str(s) for s in streams) + " |")
+print("| --- |" + " --- |" * len(streams))
+for f in files:
+    row = []
+    for s in streams:
+        c = cells.get((f, s))
+        row.append("-" if c is None else "%.0f, %d" % (c["median_mbit"] or 0, c["failures"]))
+    print("| %d | %s |" % (f, " | ".join(row)))
+PYEOF
 }
 
 echo "# pxfer lab experiments$([[ $quick == 1 ]] && echo ' (quick)')"

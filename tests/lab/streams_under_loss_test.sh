@@ -1,0 +1,105 @@
+#!/bin/bash
+# Lab test: parallel streams beat a single stream on a lossy long link (a short version of
+# experiment (a) in docs/experiments.md).
+#
+# usage: streams_under_loss_test.sh PATH/TO/pxfer-wanem PATH/TO/pxfer PATH/TO/pxferd
+# exit:  0 pass, 1 fail, 77 skipped (not root, no /dev/net/tun, no python3, lab busy)
+#
+# Link: 20 ms each way (RTT 40 ms), 0.1 % random loss each way (seed 7), 200 Mbit/s, MTU 1500.
+# pxferd runs in namespace NAME-b (10.77.0.2); `pxfer get --congestion reno` runs in NAME-a
+# (10.77.0.1) with 1 stream, then with 8 streams, each stopped after 12 s. The rate counted is
+# the steady one, after the first 2 s (bytes received by the client: a get).
+# Mathis: 1448 B / (0.040 s * sqrt(0.001)) = 1.1 MB/s per reno stream, so 8 streams (9 MB/s,
+# below the link's 24 MB/s) should move about 8x one stream; the test asks for at least 3x.
+# No packet leaves the two namespaces the test creates.
+set -u
+
+WANEM=${1:?usage: streams_under_loss_test.sh PXFER_WANEM PXFER PXFERD}
+PXFER=${2:?usage: streams_under_loss_test.sh PXFER_WANEM PXFER PXFERD}
+PXFERD=${3:?usage: streams_under_loss_test.sh PXFER_WANEM PXFER PXFERD}
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+LIB=$HERE/../../bench/lab/lib.sh
+
+if [[ $(id -u) -ne 0 || ! -c /dev/net/tun ]]; then
+  echo "SKIP: needs root and /dev/net/tun"
+  exit 77
+fi
+for tool in ip python3 flock timeout; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "SKIP: needs '$tool' (tools/deps.sh installs iproute2 and python3)"
+    exit 77
+  fi
+done
+
+# shellcheck source=../../bench/lab/lib.sh
+source "$LIB"
+LAB_NAME="pxlt$$"
+LAB_WORK=$(mktemp -d /dev/shm/pxlab-test.XXXXXX)
+# Private copies, so that a rebuild during the test cannot swap a binary between the two runs.
+mkdir -p "$LAB_WORK/bin"
+cp "$WANEM" "$PXFER" "$PXFERD" "$LAB_WORK/bin/" || exit 1
+LAB_WANEM=$LAB_WORK/bin/$(basename "$WANEM")
+LAB_PXFER=$LAB_WORK/bin/$(basename "$PXFER")
+LAB_PXFERD=$LAB_WORK/bin/$(basename "$PXFERD")
+cleanup() {
+  lab_cleanup
+  "$LAB_WANEM" down --name "$LAB_NAME" >/dev/null 2>&1
+  rm -rf "$LAB_WORK"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+if ! lab_lock /tmp/pxfer-lab.lock 120; then
+  echo "SKIP: another lab run (bench/experiments.sh or a lab test) kept /tmp/pxfer-lab.lock for 120 s"
+  exit 77
+fi
+
+START=$SECONDS
+LIMIT=12
+WARMUP=2
+lab_link_up --delay 20 --loss 0.1% --rate 200mbit --seed 7 || exit 1
+lab_sysctl_both net.ipv4.tcp_no_metrics_save=1 \
+  net.ipv4.tcp_rmem="4096 131072 33554432" net.ipv4.tcp_wmem="4096 16384 33554432" || exit 1
+lab_server_start || exit 1
+truncate -s 256M "$LAB_WORK/srv/src.bin"
+
+# measure N: sets RATE to the steady MB/s of a get with N streams ("" when the run failed).
+measure() {
+  local n=$1 out="$LAB_WORK/get-$1.ndjson" rc f
+  RATE=""
+  mkdir -p "$LAB_WORK/cli"
+  rc=$(lab_pxfer "$LIMIT" "$out" get -p "$n" --congestion reno "$(lab_url src.bin)" "$LAB_WORK/cli/")
+  rm -rf "$LAB_WORK/cli"
+  read -r -a f <<<"$(lab_summary "$out" --warmup "$WARMUP")"
+  echo "  $n stream(s): state ${f[0]} (exit $rc), ${f[3]} s, average ${f[1]} MB/s, steady ${f[2]} MB/s, machine CPU busy $(cut -d' ' -f1 "$out.cpu") %"
+  if [[ ${f[0]} == error || ${f[2]} == - ]]; then
+    echo "  pxfer output:"
+    cat "$out" "$out.err"
+    echo "  pxferd log:"
+    cat "$LAB_WORK/pxferd.log"
+    return 0
+  fi
+  RATE=${f[2]}
+}
+
+echo "link: 20 ms each way, 0.1 % loss, 200 Mbit/s; pxfer get --congestion reno, ${LIMIT} s per run"
+measure 1
+one=$RATE
+sleep 1
+measure 8
+eight=$RATE
+lab_cleanup
+lab_counters
+
+if [[ -z $one || -z $eight ]]; then
+  echo "FAIL: a transfer did not produce a rate (see its output above)"
+  exit 1
+fi
+ratio=$(awk -v a="$eight" -v b="$one" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+echo "1 stream: $one MB/s, 8 streams: $eight MB/s, ratio $ratio (need >= 3; Mathis predicts 8); $((SECONDS - START)) s"
+if awk -v r="$ratio" 'BEGIN { exit !(r >= 3) }'; then
+  echo "ok: 8 streams moved ${ratio}x what 1 stream moved"
+  exit 0
+fi
+echo "FAIL: 8 streams moved only ${ratio}x what 1 stream moved (expected >= 3)"
+exit 1
