@@ -9,6 +9,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -208,9 +209,39 @@ awaitable<void> run_data_stream(std::shared_ptr<transfer::Transfer> t, std::uint
   if (failure) t->fail(*failure);
 }
 
+// Ctrl-C or a kill ends the transfer through its normal failure path, so the receiver's temporary
+// file is removed instead of left behind. Installed when the job starts; the handler runs on the
+// job's strand, so it never races the job's own code.
+class InterruptGuard {
+ public:
+  explicit InterruptGuard(asio::any_io_executor ex) : signals_(ex, SIGINT, SIGTERM) {
+    signals_.async_wait([this](const boost::system::error_code& ec, int signo) {
+      if (ec) return;
+      error_ = Error(Errc::local_io, std::string("interrupted by ") + (signo == SIGINT ? "SIGINT" : "SIGTERM") +
+                                         "; nothing was kept under the destination name");
+      if (transfer_) transfer_->fail(*error_);
+    });
+  }
+  // From now on a signal fails `t`; one that came earlier fails it at once.
+  void watch(std::shared_ptr<transfer::Transfer> t) {
+    transfer_ = std::move(t);
+    if (error_) transfer_->fail(*error_);
+  }
+  void stop() {
+    boost::system::error_code ignored;
+    signals_.cancel(ignored);
+  }
+
+ private:
+  asio::signal_set signals_;
+  std::shared_ptr<transfer::Transfer> transfer_;
+  std::optional<Error> error_;
+};
+
 awaitable<void> run_job(asio::io_context& ioc, Job& job) {
   const ClientOptions& opt = job.options;
   auto ex = co_await asio::this_coro::executor;
+  InterruptGuard interrupted(ex);
   Directory cwd = Directory::current();
   std::optional<FileSource> source;
   if (job.direction == Direction::put) {
@@ -283,6 +314,7 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job) {
   summary.checksum = opt.checksum;
   if (job.listener) job.listener->on_start(summary);
 
+  interrupted.watch(t);
   auto start = Clock::now();
   Progress progress(*t, opt.stream_stats, start);
   for (std::uint16_t i = 0; i < opt.streams; ++i)
@@ -300,6 +332,7 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job) {
   } catch (const Error& e) {
     failure = e;
   }
+  interrupted.stop();
   if (failure) {
     t->fail(*failure);
     co_await net::send_error_quietly(*control, *failure);
