@@ -39,7 +39,7 @@ TEST(Admission, QueuedClientSeesItsPosition) {
   TempDir dir{big_file_base()};
   std::string root = dir.subdir("root");
   make_file(root + "/big.dat", 768u << 20, 9);
-  ServerProcess server(root, "127.0.0.1:0", {"--max-active", "1"});
+  ServerProcess server(root, "127.0.0.1:0", {"--max-active", "1", "-v"});
   auto first = start_pxfer({"get", "-p", "1", server.url("big.dat"), dir / "one.dat"});
   // Give the first get time to be admitted before the second asks.
   for (int i = 0; i < 100 && count_lines_containing(server.log(), "admitted") == 0; ++i)
