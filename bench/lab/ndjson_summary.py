@@ -62,6 +62,10 @@ def summary(events, warmup):
     intervals = [e for e in events if e.get("event") == "interval"]
     summ = next((e for e in reversed(events) if e.get("event") == "summary"), None)
     err = next((e for e in events if e.get("event") == "error"), None)
+    # A run stopped by the time limit (timeout -s INT) ends with pxfer's own "interrupted by
+    # SIGINT" error event since pxfer cleans up on signals: that is a cut, not a failure.
+    if err is not None and "interrupted by SIGINT" in err.get("message", ""):
+        err = None
     state = "done" if summ else ("error" if err else "cut")
     if summ:
         end = (summ["bytes"], summ["seconds"])
