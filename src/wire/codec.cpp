@@ -25,6 +25,22 @@ struct Encode {
                                    std::to_string(limit) + " bytes (\"" + s.substr(0, 40) + "...\")");
     w.str(s);
   }
+  // A list's length as a Count field; over `limit` it is refused, like an over-long string.
+  template <class Count, class Vector>
+  bool count(const Vector& v, std::size_t limit) {
+    if (v.size() > limit)
+      throw Error(Errc::usage, "a list of " + std::to_string(v.size()) + " entries is over its limit of " +
+                                   std::to_string(limit));
+    put_count<Count>(v.size());
+    return true;
+  }
+
+ private:
+  template <class Count>
+  void put_count(std::size_t n) {
+    if constexpr (sizeof(Count) == 2) w.u16(static_cast<std::uint16_t>(n));
+    else w.u32(static_cast<std::uint32_t>(n));
+  }
 };
 struct Decode {
   Reader r;
@@ -34,6 +50,17 @@ struct Decode {
   void u64(std::uint64_t& v) { v = r.u64(); }
   void token(Token& t) { r.bytes(t); }
   void str(std::string& s, std::size_t limit) { s = r.str(limit); }
+  // Reads a list's length and sizes the vector, refusing a count over `limit` before allocating.
+  template <class Count, class Vector>
+  bool count(Vector& v, std::size_t limit) {
+    std::size_t n = sizeof(Count) == 2 ? r.u16() : r.u32();
+    if (n > limit) {
+      r.mark_too_long();
+      return false;
+    }
+    v.resize(n);
+    return true;
+  }
 };
 
 template <class IO, class M>
@@ -106,16 +133,7 @@ template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std
   io.str(m.message, max_text_length);
 }
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Stats> {
-  auto count = static_cast<std::uint16_t>(m.streams.size());
-  io.u16(count);
-  if constexpr (std::is_same_v<IO, Decode>) {
-    // Bounded before allocating: a peer cannot make us reserve more than max_streams entries.
-    if (count > max_streams) {
-      io.r.mark_too_long();
-      return;
-    }
-    m.streams.resize(count);
-  }
+  if (!io.template count<std::uint16_t>(m.streams, max_streams)) return;
   for (auto& s : m.streams) {
     io.u16(s.stream);
     io.u64(s.bytes);
@@ -165,28 +183,12 @@ constexpr std::size_t min_entry_bytes = 1 + 8 + 4 + 8 + 2;
 constexpr std::size_t listing_header_bytes = 1 + 4;  // more, count
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Listing> {
   io.u8(m.more);
-  auto count = static_cast<std::uint32_t>(m.entries.size());
-  io.u32(count);
-  if constexpr (std::is_same_v<IO, Decode>) {
-    // Bounded before allocating: the count cannot promise more entries than the payload holds.
-    if (count > max_control_payload / min_entry_bytes) {
-      io.r.mark_too_long();
-      return;
-    }
-    m.entries.resize(count);
-  }
+  // The count cannot promise more entries than one payload holds.
+  if (!io.template count<std::uint32_t>(m.entries, max_control_payload / min_entry_bytes)) return;
   for (auto& e : m.entries) entry_fields(io, e);
 }
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Info> {
-  auto count = static_cast<std::uint16_t>(m.entries.size());
-  io.u16(count);
-  if constexpr (std::is_same_v<IO, Decode>) {
-    if (count > 64) {
-      io.r.mark_too_long();
-      return;
-    }
-    m.entries.resize(count);
-  }
+  if (!io.template count<std::uint16_t>(m.entries, 64)) return;
   for (auto& [key, value] : m.entries) {
     io.str(key, 64);
     io.str(value, 256);

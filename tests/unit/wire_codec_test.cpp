@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "pxfer/error.hpp"
 #include "pxfer/wire.hpp"
 #include "wire/byte_codec.hpp"
 
@@ -469,7 +470,19 @@ TEST(WireCodec, PathOverItsLimitIsNeverSentAsADifferentPath) {
 TEST(WireCodec, StatsWithMoreThanMaxStreamsIsTooLong) {
   Stats s;
   for (std::uint16_t i = 0; i <= max_streams; ++i) s.streams.push_back(figures(i));
-  EXPECT_EQ(decode_frame(encode(s)), DecodeStatus::too_long);
+  // The encoder refuses to build it (as it refuses an over-long string)...
+  EXPECT_THROW(encode(s), pxfer::Error);
+  // ...and a peer's hand-made frame with 65 complete entries is refused by the decoder.
+  auto over = payload_of([](detail::Writer& w) {
+    w.u16(max_streams + 1);
+    for (unsigned i = 0; i <= max_streams; ++i) {
+      w.u16(static_cast<std::uint16_t>(i));
+      w.u64(1);
+      for (int f = 0; f < 6; ++f) w.u32(1);
+      w.u64(1);
+    }
+  });
+  EXPECT_EQ(decode_frame(frame_of(FrameType::stats, over)), DecodeStatus::too_long);
   // Only the count: refused before it is used to size anything.
   EXPECT_EQ(decode_frame(frame_of(FrameType::stats, payload_of([](detail::Writer& w) { w.u16(0xffff); }))),
             DecodeStatus::too_long);
