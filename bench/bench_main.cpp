@@ -121,7 +121,12 @@ struct LoopbackFixture {
     ServerOptions opt;
     opt.root = (dir / "root").string();
     opt.listen = Endpoint{"127.0.0.1", 0};
+    opt.insecure_no_auth = true;  // loopback only
+    opt.state_dir = (dir / "state").string();
     server = std::make_unique<Server>(opt);
+    ClientSecurity security;
+    security.fingerprint = server->fingerprint();
+    set_client_security(security);
     thread = std::thread([this] { server->run(); });
   }
   ~LoopbackFixture() {

@@ -12,7 +12,8 @@ work="$(mktemp -d /dev/shm/pxfer-blocks.XXXXXX)"
 trap 'kill $spid 2>/dev/null || true; rm -rf "$work"' EXIT
 mkdir -p "$work/root"
 head -c "$size" /dev/urandom > "$work/src.bin"
-"$bin/pxferd" --root "$work/root" --listen 127.0.0.1:0 --port-file "$work/port" 2>/dev/null & spid=$!
+export PXFER_KNOWN_HOSTS="$work/known_hosts"  # this run's throwaway server certificate, pinned on first use
+"$bin/pxferd" --root "$work/root" --listen 127.0.0.1:0 --insecure-no-auth --state-dir "$work/state" --port-file "$work/port" 2>/dev/null & spid=$!
 for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.05; done
 url="pxfer://127.0.0.1:$(cat "$work/port")/src.bin"
 rate_of() { sed -n 's/.* bytes in [0-9.]* s, \([0-9.]*\) MB\/s.*/\1/p'; }

@@ -14,7 +14,8 @@ trap 'kill $spid $ipid 2>/dev/null || true; rm -rf "$work"' EXIT
 mkdir -p "$work/root" "$work/client"
 head -c "$size" /dev/urandom > "$work/client/src.bin"
 bytes=$(stat -c %s "$work/client/src.bin")
-"$bin/pxferd" --root "$work/root" --listen 127.0.0.1:0 --port-file "$work/port" 2>/dev/null & spid=$!
+export PXFER_KNOWN_HOSTS="$work/known_hosts"  # this run's throwaway server certificate, pinned on first use
+"$bin/pxferd" --root "$work/root" --listen 127.0.0.1:0 --insecure-no-auth --state-dir "$work/state" --port-file "$work/port" 2>/dev/null & spid=$!
 iperf3 -s -p 5299 >/dev/null 2>&1 & ipid=$!
 for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.05; done
 url="pxfer://127.0.0.1:$(cat "$work/port")/src.bin"

@@ -6,12 +6,14 @@
 #include <string>
 
 #include "pxfer/batch.hpp"
-#include "pxfer/units.hpp"
 #include "pxfer/error.hpp"
+#include "pxfer/json_printer.hpp"
+#include "pxfer/units.hpp"
 
 namespace pxfer::cli {
 
 inline constexpr unsigned default_concurrency = 2;
+inline constexpr unsigned default_auto_max_concurrency = 8;  // -c's default with --auto
 
 struct BatchArgs {
   bool recursive = false;
@@ -23,6 +25,14 @@ struct BatchArgs {
   bool preserve = false;
   std::string ramp_up;
   double connect_rate = 0;
+  bool auto_tune = false;
+  unsigned min_concurrency = 1;
+  std::string auto_interval = "5s";
+  double auto_tolerance = 5;  // percent
+  CLI::Option* concurrency_option = nullptr;
+  CLI::Option* min_concurrency_option = nullptr;
+  CLI::Option* auto_interval_option = nullptr;
+  CLI::Option* auto_tolerance_option = nullptr;
 
   bool wanted() const { return recursive || !from_file.empty(); }
 };
@@ -30,8 +40,20 @@ struct BatchArgs {
 inline void add_batch_options(CLI::App& cmd, BatchArgs& a, bool is_put) {
   cmd.add_flag("-r,--recursive", a.recursive, "copy a directory and everything below it (a trailing / on DEST: into it)");
   cmd.add_option("--from-file", a.from_file, "transfer every 'SOURCE DEST' line of FILE (# comments; one side a pxfer:// URL)");
-  cmd.add_option("-c,--concurrency", a.concurrency, "files in flight with -r/--from-file (each with -p streams)")
-      ->capture_default_str();
+  a.concurrency_option =
+      cmd.add_option("-c,--concurrency", a.concurrency,
+                     "files in flight with -r/--from-file (each with -p streams); with --auto the maximum (default 8)")
+          ->capture_default_str();
+  cmd.add_flag("--auto", a.auto_tune,
+               "adapt files in flight (between --min-concurrency and -c) to the measured throughput");
+  a.min_concurrency_option =
+      cmd.add_option("--min-concurrency", a.min_concurrency, "with --auto: the fewest files in flight")->capture_default_str();
+  a.auto_interval_option =
+      cmd.add_option("--auto-interval", a.auto_interval, "with --auto: time between decisions (5s, 500ms, ...)")
+          ->capture_default_str();
+  a.auto_tolerance_option =
+      cmd.add_option("--auto-tolerance", a.auto_tolerance, "with --auto: a rate fall beyond this percentage backs off")
+          ->capture_default_str();
   cmd.add_option("--max-streams", a.max_streams, "cap on concurrency x streams; streams per file are reduced to fit (0 = none)")
       ->capture_default_str();
   cmd.add_option("--retries", a.retries, "extra attempts per failed file, after 1 s, 2 s, 4 s ...")->capture_default_str();
@@ -44,6 +66,11 @@ inline void add_batch_options(CLI::App& cmd, BatchArgs& a, bool is_put) {
 }
 
 inline BatchOptions to_batch_options(const BatchArgs& a, const ClientOptions& client, bool is_put) {
+  const bool concurrency_given = a.concurrency_option && a.concurrency_option->count() > 0;
+  if (!a.auto_tune) {
+    for (const CLI::Option* o : {a.min_concurrency_option, a.auto_interval_option, a.auto_tolerance_option})
+      if (o && o->count() > 0) throw Error(Errc::usage, o->get_name() + " needs --auto");
+  }
   if (a.concurrency < 1 || a.concurrency > 64)
     throw Error(Errc::usage, "--concurrency " + std::to_string(a.concurrency) + ": use 1 to 64 files in flight");
   if (a.max_streams > 4096) throw Error(Errc::usage, "--max-streams " + std::to_string(a.max_streams) + ": use 0 (no cap) to 4096");
@@ -64,6 +91,23 @@ inline BatchOptions to_batch_options(const BatchArgs& a, const ClientOptions& cl
   if (!(a.connect_rate >= 0 && a.connect_rate <= 100000))
     throw Error(Errc::usage, "--connect-rate: use 0 (no limit) to 100000 connections per second");
   o.connect_rate = a.connect_rate;
+  if (a.auto_tune) {
+    o.auto_tune = true;
+    if (!concurrency_given) o.concurrency = default_auto_max_concurrency;
+    if (a.min_concurrency < 1 || a.min_concurrency > o.concurrency)
+      throw Error(Errc::usage, "--min-concurrency " + std::to_string(a.min_concurrency) + ": use 1 to the maximum, -c " +
+                                   std::to_string(o.concurrency));
+    o.min_concurrency = a.min_concurrency;
+    auto interval = parse_duration(a.auto_interval);
+    if (!interval || interval->count() < 100 || interval->count() > 3600 * 1000)
+      throw Error(Errc::usage, "--auto-interval " + a.auto_interval + ": use a duration from 100ms to 1h (e.g. 5s, 500ms)");
+    o.auto_interval = *interval;
+    if (!(a.auto_tolerance >= 0 && a.auto_tolerance <= 50))
+      throw Error(Errc::usage, "--auto-tolerance: use 0 to 50 (percent)");
+    o.auto_tolerance = a.auto_tolerance / 100;
+    if (o.ramp_up.count() > 0)
+      throw Error(Errc::usage, "--ramp-up and --auto do not mix: --auto starts halfway between --min-concurrency and -c");
+  }
   return o;
 }
 
@@ -84,15 +128,58 @@ inline BatchPlan plan_batch(const BatchArgs& a, bool is_put, const std::string& 
   return is_put ? plan_recursive_put(source, *url) : plan_recursive_get(*url, dest, client.connect_timeout);
 }
 
-// Runs the batch, printing as files finish; returns the exit status. Directories that could not
-// be made are named once, in the final report.
-inline int run_batch_command(const BatchPlan& plan, const BatchOptions& options, bool quiet) {
-  auto report = run_batch(plan, options, [&](const FileOutcome& outcome, std::size_t finished, std::size_t total) {
+// Text: a line per file as it finishes, the --auto decisions, then the aggregate report.
+class TextBatchListener final : public BatchListener {
+ public:
+  explicit TextBatchListener(bool quiet) : quiet_(quiet) {}
+  void on_file(const FileOutcome& outcome, std::size_t finished, std::size_t total) override {
     const std::string line = format_outcome(outcome) + " [" + std::to_string(finished) + "/" + std::to_string(total) + "]";
     if (outcome.status == FileStatus::failed) std::fprintf(stderr, "pxfer: %s\n", line.c_str());
-    else if (!quiet) std::fprintf(stdout, "%s\n", line.c_str());
+    else if (!quiet_) std::fprintf(stdout, "%s\n", line.c_str());
     std::fflush(stdout);
-  });
+  }
+  void on_decision(const AutoDecision& d) override {
+    if (quiet_) return;
+    std::fprintf(stdout, "%s\n", format_decision(d).c_str());
+    std::fflush(stdout);
+  }
+
+ private:
+  bool quiet_;
+};
+
+// --json: NDJSON events on stdout (docs/json.md); a failed file is also one line on stderr.
+class JsonBatchListener final : public BatchListener {
+ public:
+  void on_file_start(const BatchFile& file, std::size_t number, std::size_t planned, std::uint16_t streams,
+                     double started_s) override {
+    emit(json_batch_file_start(file, number, planned, streams, started_s));
+  }
+  void on_file(const FileOutcome& outcome, std::size_t finished, std::size_t planned) override {
+    emit(json_batch_file(outcome, finished, planned));
+    if (outcome.status == FileStatus::failed) std::fprintf(stderr, "pxfer: %s\n", format_outcome(outcome).c_str());
+  }
+  void on_interval(const BatchInterval& interval) override { emit(json_batch_interval(interval)); }
+  void on_decision(const AutoDecision& decision) override { emit(json_auto_decision(decision)); }
+  static void emit(const std::string& line) {
+    std::fprintf(stdout, "%s\n", line.c_str());
+    std::fflush(stdout);
+  }
+};
+
+// Runs the batch, printing as files finish; returns the exit status. Directories that could not
+// be made are named once, in the final report.
+inline int run_batch_command(const BatchPlan& plan, BatchOptions options, bool quiet, bool json) {
+  if (json) {
+    options.interval = options.client.perf_interval;  // aggregate interval events, every --perf-interval
+    JsonBatchListener listener;
+    auto report = run_batch(plan, options, listener);
+    JsonBatchListener::emit(json_batch_summary(report));
+    for (const auto& e : report.setup_errors) std::fprintf(stderr, "pxfer: failed: %s\n", e.what());
+    return report.first_failure ? exit_code(*report.first_failure) : 0;
+  }
+  TextBatchListener listener(quiet);
+  auto report = run_batch(plan, options, listener);
   if (!quiet || report.first_failure) std::fputs(format_batch_report(report).c_str(), report.first_failure ? stderr : stdout);
   return report.first_failure ? exit_code(*report.first_failure) : 0;
 }

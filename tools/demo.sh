@@ -26,19 +26,27 @@ mkdir -p "$work/export" "$work/client"
 echo "== making a $size test file in $work/client"
 head -c "$size" /dev/urandom > "$work/client/demo.bin"
 
+echo "== credentials: a client token for identity 'demo' and the server's self-signed certificate"
+# The token is printed once, straight into a file only we can read; the client reads it from there.
+(umask 077 && "$bin/pxferd" token create demo --tokens "$work/tokens" > "$work/demo.token" 2>/dev/null)
+fingerprint="$("$bin/pxferd" fingerprint --state-dir "$work/state")"
+echo "server certificate $fingerprint (pinned with --fingerprint below; pxfer would also pin it on first use)"
+
 echo "== starting pxferd on 127.0.0.1 (free port), export root $work/export"
-"$bin/pxferd" --root "$work/export" --listen 127.0.0.1:0 --port-file "$work/port" 2> "$work/pxferd.log" &
+"$bin/pxferd" --root "$work/export" --listen 127.0.0.1:0 --tokens "$work/tokens" --state-dir "$work/state" \
+  --port-file "$work/port" 2> "$work/pxferd.log" &
 server_pid=$!
 for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.05; done
 port="$(cat "$work/port")"
 url="pxfer://127.0.0.1:$port/demo.bin"
 
 echo
-echo "== pxfer put -p $streams $work/client/demo.bin $url"
-"$bin/pxfer" put -p "$streams" "$work/client/demo.bin" "$url" | tee "$work/put.out"
+auth=(--token-file "$work/demo.token" --fingerprint "$fingerprint")
+echo "== pxfer put -p $streams --token-file demo.token --fingerprint ${fingerprint:0:20}... $work/client/demo.bin $url"
+"$bin/pxfer" put -p "$streams" "${auth[@]}" "$work/client/demo.bin" "$url" | tee "$work/put.out"
 echo
-echo "== pxfer get -p $streams $url $work/client/fetched.bin"
-"$bin/pxfer" get -p "$streams" "$url" "$work/client/fetched.bin" | tee "$work/get.out"
+echo "== pxfer get -p $streams --token-file demo.token --fingerprint ${fingerprint:0:20}... $url $work/client/fetched.bin"
+"$bin/pxfer" get -p "$streams" "${auth[@]}" "$url" "$work/client/fetched.bin" | tee "$work/get.out"
 
 echo
 echo "== checksums"

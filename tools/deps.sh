@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev libisal-dev libzstd-dev nlohmann-json3-dev
   iproute2 iperf3 iputils-ping openssl bc python3
+  clang libclang-rt-14-dev  # fuzz/run.sh: libFuzzer targets
 )
 
 missing=()

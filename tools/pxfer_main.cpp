@@ -5,6 +5,9 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 #include "batch_command.hpp"
 #include "cli_support.hpp"
@@ -33,7 +36,70 @@ struct CommonArgs {
   bool overwrite = false;
   bool quiet = false;
   bool verbose = false;
+  std::string stall_timeout = "60s";
+  bool no_resume = false;
+  bool sync = false;
+  bool encrypt = false;
 };
+
+// Trust and credentials, shared by every subcommand (docs/security.md).
+struct SecurityArgs {
+  std::string ca, fingerprint, known_hosts, token_file, cert, key;
+};
+
+void add_security(CLI::App& cmd, SecurityArgs& a) {
+  cmd.add_option("--ca", a.ca, "verify the server's certificate chain and host name against this CA (PEM)");
+  cmd.add_option("--fingerprint", a.fingerprint, "pin the server's certificate: sha256:HEX (as `pxferd fingerprint` prints)");
+  cmd.add_option("--known-hosts", a.known_hosts, "pinned server certificates (default ~/.config/pxfer/known_hosts, trust on first use)");
+  cmd.add_option("--token-file", a.token_file, "file holding the token `pxferd token create` printed (or set PXFER_TOKEN)");
+  cmd.add_option("--cert", a.cert, "client certificate (PEM) for servers that verify them (pxferd --client-ca)");
+  cmd.add_option("--key", a.key, "private key of --cert (PEM)");
+}
+
+// A token from a file or the environment; its value never appears in a message.
+std::string read_token(const SecurityArgs& a) {
+  std::string raw, origin;
+  if (!a.token_file.empty()) {
+    std::ifstream in(a.token_file);
+    if (!in) throw Error(Errc::usage, "--token-file " + a.token_file + ": cannot read it");
+    std::ostringstream s;
+    s << in.rdbuf();
+    raw = s.str();
+    origin = "--token-file " + a.token_file;
+  } else if (const char* env = std::getenv("PXFER_TOKEN")) {
+    raw = env;
+    origin = "PXFER_TOKEN";
+  }
+  auto first = raw.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) {
+    if (!origin.empty()) throw Error(Errc::usage, origin + " holds no token");
+    return "";
+  }
+  auto last = raw.find_last_not_of(" \t\r\n");
+  std::string token = raw.substr(first, last - first + 1);
+  bool printable = token.size() <= 256;
+  for (char c : token)
+    if (c <= ' ' || c > '~') printable = false;
+  if (!printable) throw Error(Errc::usage, origin + ": not a token (expected the single line `pxferd token create` printed)");
+  return token;
+}
+
+void apply_security(const SecurityArgs& a) {
+  ClientSecurity s;
+  s.ca_file = a.ca;
+  s.known_hosts_file = a.known_hosts;
+  s.cert_file = a.cert;
+  s.key_file = a.key;
+  if (!a.fingerprint.empty()) {
+    s.fingerprint = normalize_fingerprint(a.fingerprint);
+    if (s.fingerprint.empty())
+      throw Error(Errc::usage, "--fingerprint " + a.fingerprint + ": expected sha256: and 64 hex digits");
+  }
+  if (!a.ca.empty() && !a.fingerprint.empty()) throw Error(Errc::usage, "--ca and --fingerprint: give one of them");
+  if (a.cert.empty() != a.key.empty()) throw Error(Errc::usage, "--cert and --key go together");
+  s.token = read_token(a);
+  set_client_security(std::move(s));
+}
 
 void add_common(CLI::App& cmd, CommonArgs& a) {
   cmd.add_option("-p,--streams", a.streams, "parallel TCP data streams (1-64)")->capture_default_str();
@@ -49,8 +115,14 @@ void add_common(CLI::App& cmd, CommonArgs& a) {
   cmd.add_flag("--stream-stats", a.stream_stats, "each interval, per stream: rate, cwnd, RTT, retransmits, Send-Q, buffer (sending side)");
   cmd.add_flag("--json", a.json, "newline-delimited JSON events instead of text (docs/json.md)");
   cmd.add_flag("--overwrite", a.overwrite, "replace an existing destination");
+  cmd.add_flag("--encrypt", a.encrypt, "TLS on every data stream too (the control connection always has it); slower");
   cmd.add_flag("-q,--quiet", a.quiet, "print nothing but errors");
   cmd.add_flag("-v,--verbose", a.verbose, "print debugging detail on stderr");
+  cmd.add_option("--stall-timeout", a.stall_timeout,
+                 "replace a data stream that hears nothing from the peer this long (30s, 2m, 500ms)")
+      ->capture_default_str();
+  cmd.add_flag("--no-resume", a.no_resume, "discard a partial file an interrupted attempt left and start over");
+  cmd.add_flag("--sync", a.sync, "the receiver makes each block durable (fdatasync) before acknowledging it");
 }
 
 ClientOptions to_options(const CommonArgs& a) {
@@ -80,6 +152,13 @@ ClientOptions to_options(const CommonArgs& a) {
   auto compression = parse_compression(a.compress);
   if (!compression) throw Error(Errc::usage, "--compress " + a.compress + ": use none, zstd, zstd:LEVEL (1-22) or auto");
   o.compression = *compression;
+  auto stall = parse_duration(a.stall_timeout);
+  if (!stall || stall->count() < 500 || stall->count() > 3'600'000)
+    throw Error(Errc::usage, "--stall-timeout " + a.stall_timeout + ": use a duration from 500ms to 1h (e.g. 30s, 2m)");
+  o.stall_timeout = *stall;
+  o.resume = !a.no_resume;
+  o.sync = a.sync;
+  o.encrypt = a.encrypt;
   return o;
 }
 
@@ -114,8 +193,9 @@ std::vector<unsigned> count_list(const std::string& name, const std::string& tex
   return out;
 }
 
-int run_sweep_command(const SweepArgs& a) {
+int run_sweep_command(const SweepArgs& a, const SecurityArgs& security) {
   try {
+    apply_security(security);
     std::string why;
     auto url = parse_url(a.url, &why);
     if (!url) throw Error(Errc::usage, a.url + ": " + why);
@@ -161,8 +241,10 @@ int run_sweep_command(const SweepArgs& a) {
   }
 }
 
-int run_doctor(std::string url_text, const std::string& target, double loss_pct, unsigned pings) {
+int run_doctor(std::string url_text, const std::string& target, double loss_pct, unsigned pings,
+               const SecurityArgs& security) {
   try {
+    apply_security(security);
     if (url_text.find('/', std::string("pxfer://").size()) == std::string::npos) url_text += '/';
     std::string why;
     auto url = parse_url(url_text, &why);
@@ -225,6 +307,8 @@ int main(int argc, char** argv) {
   sweep->add_option("--block-size", sweep_args.block_size, "block size")->capture_default_str();
   sweep->add_flag("--csv", sweep_args.csv, "CSV instead of tables");
   sweep->add_flag("--json", sweep_args.json, "one JSON object per cell instead of tables");
+  SecurityArgs security;
+  for (auto* cmd : {put, get, doctor, sweep}) add_security(*cmd, security);
 
   try {
     app.parse(argc, argv);
@@ -235,22 +319,24 @@ int main(int argc, char** argv) {
     return exit_code(Errc::usage);
   }
 
-  if (doctor->parsed()) return run_doctor(doctor_url, doctor_target, doctor_loss_pct, doctor_pings);
-  if (sweep->parsed()) return run_sweep_command(sweep_args);
+  if (doctor->parsed()) return run_doctor(doctor_url, doctor_target, doctor_loss_pct, doctor_pings, security);
+  if (sweep->parsed()) return run_sweep_command(sweep_args, security);
   const bool is_put = put->parsed();
   const CommonArgs& args = is_put ? put_args : get_args;
   cli::set_verbosity(args.verbose);
   JsonPrinter json(stdout);
   try {
+    apply_security(security);
     ClientOptions options = to_options(args);
     const cli::BatchArgs& batch = is_put ? put_batch : get_batch;
     if (batch.wanted()) {
-      if (args.json) throw Error(Errc::usage, "--json reports one file; drop it with -r or --from-file");
       BatchOptions batch_options = cli::to_batch_options(batch, options, is_put);  // bad values before any LIST
       BatchPlan plan = is_put ? cli::plan_batch(batch, true, put_local, put_remote, options)
                               : cli::plan_batch(batch, false, get_remote, get_local, options);
-      return cli::run_batch_command(plan, batch_options, args.quiet);
+      return cli::run_batch_command(plan, batch_options, args.quiet, args.json);
     }
+    if (batch.retries > 20) throw Error(Errc::usage, "--retries " + std::to_string(batch.retries) + ": use 0 to 20");
+    options.retries = batch.retries;  // one file: the retries are the transfer's own, each resuming
     if ((is_put ? put_local : get_remote).empty() || (is_put ? put_remote : get_local).empty())
       throw Error(Errc::usage, std::string(is_put ? "put needs LOCAL and URL" : "get needs URL and LOCAL") +
                                    " (or -r, or --from-file LIST); see pxfer --help");

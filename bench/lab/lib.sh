@@ -89,15 +89,29 @@ lab_sysctl() {
 lab_sysctl_both() { lab_sysctl "$LAB_NAME-a" "$@" && lab_sysctl "$LAB_NAME-b" "$@"; }
 
 # lab_server_start: pxferd inside NAME-b on 10.77.0.2 (any free port), export root LAB_WORK/srv.
+# Credentials (docs/security.md): a token for identity "lab" (PXFER_TOKEN) and the server's
+# self-signed certificate pinned in LAB_WORK/known_hosts (PXFER_KNOWN_HOSTS), both exported so
+# every pxfer started afterwards (inside the namespace too) authenticates without a warning.
 lab_server_start() {
   mkdir -p "$LAB_WORK/srv"
   rm -f "$LAB_WORK/port"
+  if [[ ! -s $LAB_WORK/token ]]; then
+    "$LAB_PXFERD" token create lab --tokens "$LAB_WORK/tokens" >"$LAB_WORK/token" 2>/dev/null
+  fi
+  PXFER_TOKEN=$(cat "$LAB_WORK/token")
+  PXFER_KNOWN_HOSTS=$LAB_WORK/known_hosts
+  export PXFER_TOKEN PXFER_KNOWN_HOSTS
   ip netns exec "$LAB_NAME-b" "$LAB_PXFERD" --root "$LAB_WORK/srv" --listen "$LAB_B:0" \
+    --tokens "$LAB_WORK/tokens" --state-dir "$LAB_WORK/state" \
     --port-file "$LAB_WORK/port" 2>>"$LAB_WORK/pxferd.log" &
   LAB_SERVER_PID=$!
   local i
   for i in $(seq 100); do
-    if [[ -s $LAB_WORK/port ]]; then LAB_PORT=$(cat "$LAB_WORK/port"); return 0; fi
+    if [[ -s $LAB_WORK/port ]]; then
+      LAB_PORT=$(cat "$LAB_WORK/port")
+      echo "$LAB_B:$LAB_PORT $("$LAB_PXFERD" fingerprint --state-dir "$LAB_WORK/state")" >>"$PXFER_KNOWN_HOSTS"
+      return 0
+    fi
     kill -0 "$LAB_SERVER_PID" 2>/dev/null || break
     sleep 0.05
   done

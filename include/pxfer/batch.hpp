@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "pxfer/auto_controller.hpp"
 #include "pxfer/client.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/rate_meter.hpp"
@@ -55,6 +56,16 @@ struct BatchOptions {
   // Staggered start: one file in flight at first, `concurrency` after this long, linearly.
   std::chrono::milliseconds ramp_up{0};
   double connect_rate = 0;     // new connections per second (each file opens streams + 1); 0 = no limit
+  // --auto: `concurrency` is the most files in flight and an AutoController picks how many
+  // (and, with max_streams, how many streams each file gets) every auto_interval.
+  bool auto_tune = false;
+  unsigned min_concurrency = 1;
+  std::chrono::milliseconds auto_interval{5000};
+  double auto_tolerance = 0.05;
+  // The hook for limits a server announces; nothing fills it yet (HELLO_OK carries none).
+  ServerLimits server_limits;
+  // Aggregate progress every this long (BatchListener::on_interval); 0 = none.
+  std::chrono::milliseconds interval{0};
 };
 
 // When worker `index` (0-based) of `concurrency` may start its first file: the ramp from one
@@ -92,6 +103,7 @@ struct FileOutcome {
   TransferSummary summary;      // done
   std::optional<Error> error;   // failed
   unsigned attempts = 0;
+  std::uint16_t streams = 0;    // data streams of its (last) attempt
   double started_s = 0;         // when its first attempt began, seconds after the run started
 };
 
@@ -101,7 +113,30 @@ struct BatchReport {
   std::uint64_t bytes = 0;         // moved by successful files
   double seconds = 0;              // wall time of the whole run
   std::size_t failed = 0;
+  std::size_t skipped = 0;
+  std::size_t planned = 0;         // files in the plan
   std::optional<Errc> first_failure;
+};
+
+// The whole run's progress, sampled every BatchOptions::interval.
+struct BatchInterval {
+  RateSample total;           // bytes moved by every file so far (finished or not, retries too)
+  unsigned in_flight = 0;     // files moving now
+  unsigned target = 0;        // files in flight the scheduler aims for (--auto changes it)
+  std::size_t finished = 0;   // files done, skipped or failed
+  std::size_t planned = 0;
+};
+
+// What a run reports while it goes; every call is made under one lock, one at a time.
+class BatchListener {
+ public:
+  virtual ~BatchListener() = default;
+  // A file's first attempt begins: `number` counts starts from 1.
+  virtual void on_file_start(const BatchFile& /*file*/, std::size_t /*number*/, std::size_t /*planned*/,
+                             std::uint16_t /*streams*/, double /*started_s*/) {}
+  virtual void on_file(const FileOutcome& /*outcome*/, std::size_t /*finished*/, std::size_t /*planned*/) {}
+  virtual void on_interval(const BatchInterval& /*interval*/) {}
+  virtual void on_decision(const AutoDecision& /*decision*/) {}
 };
 
 // Called (one at a time) as each file finishes, with how many have finished so far.
@@ -109,6 +144,7 @@ using FileCallback = std::function<void(const FileOutcome&, std::size_t finished
 
 // Creates the plan's directories, then moves its files. Never throws for one file's failure.
 BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, const FileCallback& on_file = {});
+BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, BatchListener& listener);
 
 // "done PATH BYTES bytes SECONDS s RATE MB/s adler32: X", "skipped PATH (exists, same size)",
 // "FAILED PATH: reason".

@@ -8,6 +8,7 @@
 
 #include "pxfer/checksum.hpp"
 #include "pxfer/compression.hpp"
+#include "pxfer/error.hpp"
 #include "pxfer/rate_meter.hpp"
 #include "pxfer/socket_tuning.hpp"
 #include "pxfer/stream_meter.hpp"
@@ -33,9 +34,40 @@ struct ClientOptions {
   std::chrono::milliseconds perf_interval{1000};
   std::chrono::milliseconds connect_timeout{15000};
   unsigned threads = 0;  // 0 = one per core, at most one per stream
+  // A data stream that hears nothing for this long is replaced (its blocks go to the others).
+  std::chrono::milliseconds stall_timeout{60000};
+  bool resume = true;   // pick up a partial file an interrupted attempt left (--no-resume: start over)
+  bool sync = false;    // the receiver makes every block durable before acknowledging it
+  unsigned retries = 0;                           // further attempts of a failed transfer, each resuming
+  std::chrono::milliseconds first_backoff{1000};  // before the first retry; doubled each time, with jitter
+  bool encrypt = false;  // TLS on every data stream too (the control connection always has it)
 };
 
+// Credentials and trust, the same for every connection of a process: set once by the CLI
+// (set_client_security) before any transfer. docs/security.md.
+struct ClientSecurity {
+  std::string ca_file;           // verify the server's chain and host name against this CA
+  std::string fingerprint;       // "sha256:HEX": pin the server's certificate explicitly
+  std::string known_hosts_file;  // "" = default_known_hosts_file() (trust on first use)
+  std::string token;             // secret: sent only over TLS after the server is verified, never printed
+  std::string cert_file, key_file;  // client certificate for mutual TLS
+};
+void set_client_security(ClientSecurity security);
+const ClientSecurity& client_security();
+// $XDG_CONFIG_HOME/pxfer/known_hosts, else ~/.config/pxfer/known_hosts.
+std::string default_known_hosts_file();
+// "SHA256:AB:CD.." / "sha256:abcd.." -> "sha256:abcd..", "" when not a SHA-256 fingerprint.
+std::string normalize_fingerprint(const std::string& text);
+
 enum class Direction { put, get };
+
+// The server's load when it admitted the transfer (OPEN_OK, from servers with cap_admission).
+struct ServerLoad {
+  bool known = false;
+  unsigned active = 0;      // transfers moving data, this one included
+  unsigned queued = 0;      // transfers waiting
+  unsigned max_active = 0;  // 0 = no limit
+};
 
 struct TransferSummary {
   Direction direction = Direction::get;
@@ -54,6 +86,13 @@ struct TransferSummary {
   CompressionSetting compression;
   std::uint64_t wire_bytes = 0;             // block payload on the wire (less than bytes when compressed)
   std::vector<StreamTotals> stream_totals;  // with --stream-stats
+  std::uint64_t resumed_bytes = 0;          // already at the receiver from an earlier attempt: not sent
+  std::uint64_t stream_recoveries = 0;      // data streams that broke or stalled and were replaced
+  unsigned attempts = 1;                    // 1 + retries used
+  // "control TLS1.3 (TLS_AES_256_GCM_SHA384), data clear" or "..., data TLS1.3 (...)"
+  std::string protection;
+  std::string identity;  // who the server says we are (token name, certificate CN, anonymous)
+  ServerLoad server_load;
 };
 
 // Receives progress while a transfer runs (from one thread at a time).
@@ -66,7 +105,15 @@ class ProgressListener {
   virtual void on_warning(const std::string&) {}
   // The server holds the transfer in line (pxferd --max-active) before it starts.
   virtual void on_queued(unsigned /*position*/, unsigned /*active*/, unsigned /*queued*/) {}
+  // A data stream broke or stalled; its blocks went to the other streams and it reconnects.
+  virtual void on_stream_event(const std::string&) {}
+  // The attempt failed with `reason`; attempt `next` of `total` starts in `delay_seconds`.
+  virtual void on_retry(unsigned /*next*/, unsigned /*total*/, double /*delay_seconds*/, const std::string& /*reason*/) {}
 };
+
+// Whether another attempt of a failed transfer may succeed: not for bad input, a refusal, a
+// missing file, an existing destination or a local error such as a full disk or Ctrl-C.
+bool worth_retrying_transfer(Errc code);
 
 // Moves one file; throws pxfer::Error with a one-line message on failure.
 TransferSummary put_file(const std::string& local, const Url& remote, const ClientOptions& options,

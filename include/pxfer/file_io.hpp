@@ -2,8 +2,11 @@
 // Files at both ends of a transfer: the source read at offsets, and the sink written at offsets
 // into a preallocated temporary file that only becomes the final name after it was verified.
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
+
+#include "pxfer/resume_journal.hpp"
 
 namespace pxfer {
 
@@ -56,6 +59,7 @@ class FileSource {
   void read_at(std::uint64_t offset, std::span<std::uint8_t> out) const;
   // Throws Error(integrity) if size or mtime changed since open (file modified during transfer).
   void check_unchanged() const;
+  std::int64_t mtime_ns() const { return mtime_ns_; }
 
  private:
   int fd_ = -1;
@@ -64,27 +68,56 @@ class FileSource {
   std::int64_t mtime_ns_ = 0;
 };
 
+// How a sink treats an earlier, interrupted transfer to the same destination.
+struct SinkOptions {
+  bool overwrite = false;
+  // Keep ".NAME.pxfer-part" and its journal when the transfer fails, and pick them up again when
+  // the same source (size, mtime) arrives in the same blocks. Off: a random temporary name that
+  // is removed on failure, and any partial file of an earlier attempt is discarded.
+  bool resume = false;
+  bool sync = false;  // fdatasync every block before it counts as written
+  std::uint32_t block_size = 0;       // with resume
+  std::int64_t source_mtime_ns = 0;   // with resume
+  std::int64_t stale_after_seconds = 7 * 24 * 3600;  // abandoned partial files older than this go
+};
+
 class FileSink {
  public:
-  // Creates "<dir>/.<name>.pxfer-<random>" with `size` bytes preallocated. Refuses right away
-  // when the final name exists and `overwrite` is false, or names a directory.
-  FileSink(const Directory& dir, const std::string& path, std::uint64_t size, bool overwrite);
+  // Creates (or, resuming, reopens) the hidden partial file with `size` bytes preallocated.
+  // Refuses right away when the final name exists and overwrite is off, or names a directory.
+  FileSink(const Directory& dir, const std::string& path, std::uint64_t size, const SinkOptions& options);
+  FileSink(const Directory& dir, const std::string& path, std::uint64_t size, bool overwrite)
+      : FileSink(dir, path, size, SinkOptions{overwrite}) {}
   FileSink(const FileSink&) = delete;
-  ~FileSink();  // removes the temporary file unless commit() succeeded
+  ~FileSink();  // like abandon(): keeps a resumable partial file, removes anything else
 
   void write_at(std::uint64_t offset, std::span<const std::uint8_t> data);
   void read_at(std::uint64_t offset, std::span<std::uint8_t> out) const;
+  // Block `index` is written in full (its Adler-32 given): with sync it is made durable first;
+  // with resume the journal records it.
+  void block_written(std::size_t index, std::uint32_t adler32);
+  // The journal of an earlier attempt (resume only; null otherwise). Blocks it lists must still
+  // be checked against the data before they count: see Transfer::receiving.
+  ResumeJournal* journal() { return journal_.get(); }
   // fsync, then rename onto the final name (never replacing it without overwrite), then fsync
-  // the directory so the rename itself is durable.
+  // the directory so the rename itself is durable; the journal goes.
   void commit();
+  // The transfer failed: a resumable partial file stays for the next attempt when
+  // `keep_for_resume` (and resume is on); otherwise it is removed now.
+  void abandon(bool keep_for_resume) noexcept;
   // Removes the temporary file now.
-  void abort() noexcept;
+  void abort() noexcept { abandon(false); }
 
   std::uint64_t size() const { return size_; }
   const std::string& path() const { return path_; }
   const std::string& temp_name() const { return temp_name_; }
+  bool resuming() const { return journal_ != nullptr; }
 
  private:
+  void open_partial(const SinkOptions& options);
+  void discard_partial() noexcept;
+  void open_temporary();
+  void preallocate();
   int dir_fd_ = -1;
   int fd_ = -1;
   std::string path_;
@@ -92,7 +125,10 @@ class FileSink {
   std::string temp_name_;
   std::uint64_t size_ = 0;
   bool overwrite_ = false;
+  bool sync_ = false;
   bool committed_ = false;
+  bool abandoned_ = false;
+  std::unique_ptr<ResumeJournal> journal_;
 };
 
 }  // namespace pxfer

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <string>
 
+#include "pxfer/auto_controller.hpp"
+#include "pxfer/batch.hpp"
 #include "pxfer/client.hpp"
 #include "pxfer/error.hpp"
 
@@ -16,6 +18,8 @@ class JsonPrinter final : public ProgressListener {
   void on_interval(const IntervalReport& report) override;
   void on_finish(const IntervalReport& report, const TransferSummary& summary) override;
   void on_warning(const std::string& text) override;
+  void on_stream_event(const std::string& text) override;
+  void on_retry(unsigned next, unsigned total, double delay_seconds, const std::string& reason) override;
   void on_queued(unsigned position, unsigned active, unsigned queued) override;
   void on_error(const Error& error);
 
@@ -28,5 +32,18 @@ class JsonPrinter final : public ProgressListener {
 // The JSON text of each event, for tests and for other printers.
 std::string json_interval(const IntervalReport& report);
 std::string json_summary(const IntervalReport& report, const TransferSummary& summary);
+
+// Many files (-r, --from-file): one event per line, see docs/json.md.
+// "file_start": a file's first attempt begins.
+std::string json_batch_file_start(const BatchFile& file, std::size_t number, std::size_t planned, std::uint16_t streams,
+                                  double started_s);
+// "file_done", "file_skipped" or "file_failed".
+std::string json_batch_file(const FileOutcome& outcome, std::size_t finished, std::size_t planned);
+// "interval": the aggregate over every file.
+std::string json_batch_interval(const BatchInterval& interval);
+// "auto": one --auto decision.
+std::string json_auto_decision(const AutoDecision& decision);
+// "batch_summary": the last line of a run.
+std::string json_batch_summary(const BatchReport& report);
 
 }  // namespace pxfer

@@ -15,6 +15,8 @@ class ProgressPrinter final : public ProgressListener {
   void on_interval(const IntervalReport& report) override;
   void on_finish(const IntervalReport& report, const TransferSummary& summary) override;
   void on_warning(const std::string& text) override;
+  void on_stream_event(const std::string& text) override;
+  void on_retry(unsigned next, unsigned total, double delay_seconds, const std::string& reason) override;
   void on_queued(unsigned position, unsigned active, unsigned queued) override;
 
  private:

@@ -16,9 +16,34 @@ struct ServerOptions {
   unsigned threads = 0;                           // 0 = one per core
   std::chrono::milliseconds hello_timeout{10'000};  // first frame of any connection
   std::chrono::milliseconds attach_timeout{30'000}; // every data stream of a transfer
+  // A control session with no request this long is closed (between requests; a transfer in
+  // progress has its own stall timeout).
+  std::chrono::milliseconds idle_timeout{300'000};
+  // Connections (control and data, TLS or clear) open at once, in total and per source address;
+  // an extra one is closed at accept. 0 = no limit. The total should stay under RLIMIT_NOFILE
+  // (pxferd raises its soft limit to the hard one at start).
+  unsigned max_connections = 4096;
+  unsigned max_connections_per_address = 1024;
   bool handle_signals = false;                    // stop on SIGINT/SIGTERM (pxferd)
   unsigned max_active = 0;                        // transfers moving data at once; 0 = no limit
   std::chrono::milliseconds queue_timeout{600'000};  // how long a transfer may wait for a slot
+  // Partial files of interrupted puts are kept for a resume; abandoned ones older than this are
+  // removed (looked for once per directory, when a put first writes into it).
+  std::chrono::seconds partial_max_age{7 * 24 * 3600};
+
+  // Security (docs/security.md). TLS 1.3 on every control connection, always.
+  std::string cert_file, key_file;  // server certificate; "" = self-signed one in state_dir
+  std::string state_dir;            // "" = $XDG_STATE_HOME/pxferd or ~/.local/state/pxferd
+  std::string tokens_file;          // client tokens (pxferd token create)
+  std::string client_ca_file;       // mutual TLS: client certificates signed by this CA
+  std::string access_file;          // identity -> export subpaths, ro/rw; "" = every identity rw
+  bool anonymous_read = false;      // clients without credentials may read
+  // No authentication at all, anonymous read-write: refused unless the listen address is loopback.
+  // Without any of tokens_file, client_ca_file, anonymous_read or this, the server refuses to start.
+  bool insecure_no_auth = false;
+  unsigned max_streams_per_client = 0;            // data streams one client address may hold; 0 = no limit
+  unsigned max_clients = 0;                       // client addresses with transfers running or waiting; 0 = no limit
+  double max_starts_per_second = 0;               // admissions paced to this rate; 0 = no pacing
 };
 
 class Server {
@@ -30,8 +55,11 @@ class Server {
 
   std::uint16_t port() const;        // the bound port (useful with port 0)
   std::string listen_address() const;
-  // Serves until stop(); aborts every transfer in progress before returning (their temporary
-  // files are removed; nothing partial appears under a final name).
+  std::string fingerprint() const;      // "sha256:HEX" of the server certificate
+  bool created_identity() const;        // the self-signed certificate was made by this start
+  std::string certificate_file() const;
+  // Serves until stop(); aborts every transfer in progress before returning (nothing partial
+  // appears under a final name; partial puts stay hidden, with their journal, for a resume).
   void run();
   void stop();  // thread-safe
 

@@ -11,7 +11,7 @@
 namespace pxfer::wire {
 
 inline constexpr std::uint32_t magic = 0x50584652;  // "PXFR", first field of HELLO
-inline constexpr std::uint16_t protocol_version = 1;
+inline constexpr std::uint16_t protocol_version = 2;  // 2: TLS 1.3 control connections, AUTH
 inline constexpr std::size_t header_size = 8;       // u32 length, u16 type, u16 flags
 inline constexpr std::uint32_t max_control_payload = 64 * 1024;
 inline constexpr std::uint32_t min_block_size = 4 * 1024;
@@ -47,19 +47,32 @@ enum class FrameType : std::uint16_t {
   listing = 21,       // server -> client: part of the answer to LIST (more = 1: another follows)
   mkdir = 22,         // client -> server: create a directory and its parents
   queued = 23,        // server -> client after OPEN: waiting for a slot (pxferd --max-active)
+  auth = 24,          // client -> server, right after HELLO: credentials (a token, or none)
+  auth_ok = 25,       // server -> client: who the client is and what it may do
+  have = 30,          // receiver -> sender on the control connection after OPEN_OK: blocks it
+                      // already holds from an interrupted transfer (resume); more = 1: another follows
 };
 
 // Capability bits offered in HELLO and HELLO_OK; the session uses the intersection.
 enum Capability : std::uint64_t {
   cap_block_acks = 1u << 0,
+  cap_admission = 1u << 1,  // OPEN_OK carries the granted stream count and the server's load
 };
-inline constexpr std::uint64_t our_capabilities = cap_block_acks;
+inline constexpr std::uint64_t our_capabilities = cap_block_acks | cap_admission;
 
 enum class Direction : std::uint8_t { put = 1, get = 2 };
 enum OpenFlags : std::uint32_t {
   open_overwrite = 1u << 0,
   open_want_stats = 1u << 1,  // the sender reports per-stream TCP figures (STATS) each interval
+  open_no_resume = 1u << 2,   // the receiver discards any partial file and starts over
+  open_sync = 1u << 3,        // the receiver makes each block durable (fdatasync) before its ACK
+  open_encrypt = 1u << 4,     // every data stream of this transfer must use TLS (pxfer --encrypt)
 };
+inline constexpr std::uint32_t known_open_flags =
+    open_overwrite | open_want_stats | open_no_resume | open_sync | open_encrypt;
+inline constexpr std::size_t max_auth_token = 256;     // AUTH token text
+inline constexpr std::size_t max_identity_length = 128;
+enum AuthRights : std::uint8_t { right_read = 1u << 0, right_write = 1u << 1 };
 enum BlockFlags : std::uint32_t { block_compressed_zstd = 1u << 0 };
 
 using Token = std::array<std::uint8_t, token_size>;
@@ -96,11 +109,28 @@ struct Open {
   std::uint32_t stats_interval_ms = 0;  // with open_want_stats
   std::uint8_t compress_mode = 0;       // pxfer::CompressMode, for the sender
   std::uint8_t compress_level = 0;
+  std::int64_t mtime_ns = 0;            // the source's mtime, for a put: with size, what a resume must match
+  std::uint32_t stall_timeout_ms = 0;   // a data stream without progress this long is replaced; 0 = default
 };
 struct OpenOk {
   Token token{};
   std::uint64_t size = 0;  // file size, for a get
   std::uint32_t block_size = 0;
+  std::int64_t mtime_ns = 0;  // the source's mtime, for a get
+  // Sent only when both ends offered cap_admission; an older peer gets the four fields above.
+  bool has_admission = false;
+  std::uint16_t streams = 0;      // data streams granted (1..max_streams): the client opens this many
+  std::uint32_t active = 0;       // the server's load when it answered: transfers moving data,
+  std::uint32_t queued = 0;       // transfers waiting,
+  std::uint32_t max_active = 0;   // and its --max-active (0 = no limit)
+};
+// Blocks the receiver already holds: bit i (least significant bit of byte i / 8 first) stands for
+// block first_block + i. A receiver sends at least one HAVE (possibly empty) after OPEN_OK.
+inline constexpr std::size_t max_have_bytes = 60000;
+struct Have {
+  std::uint8_t more = 0;
+  std::uint32_t first_block = 0;
+  std::vector<std::uint8_t> bitmap;  // at most max_have_bytes
 };
 struct Attach {
   Token token{};
@@ -175,6 +205,15 @@ struct Queued {
   std::uint32_t active = 0;    // transfers moving data on the server now
   std::uint32_t queued = 0;    // transfers waiting, this one included
 };
+// Credentials after HELLO_OK. An empty token means "none": the server then relies on the client
+// certificate of the TLS connection, or on anonymous access if it allows it.
+struct Auth {
+  std::string token;  // <= max_auth_token
+};
+struct AuthOk {
+  std::string identity;    // token name, certificate CN, or "anonymous"
+  std::uint8_t rights = 0; // AuthRights, over the whole export (an access file may narrow it per path)
+};
 struct InfoRequest {};
 struct Info {
   std::vector<std::pair<std::string, std::string>> entries;  // at most 64, key <= 64, value <= 256
@@ -187,11 +226,15 @@ struct Pong {
 };
 
 using Message = std::variant<Hello, HelloOk, Open, OpenOk, Attach, AttachOk, Ack, End, Commit, Result,
-                             ErrorMsg, Ping, Pong, Stats, InfoRequest, Info, Remove, Done, List, Listing, Mkdir, Queued>;
+                             ErrorMsg, Ping, Pong, Stats, InfoRequest, Info, Remove, Done, List, Listing, Mkdir, Queued,
+                             Auth, AuthOk, Have>;
 
 // Splits a listing into LISTING frames that each fit max_control_payload; the last has more = 0.
 // An empty listing is one frame with no entries.
 std::vector<Listing> split_listing(std::vector<ListEntry> entries);
+// The HAVE frames for a set of present blocks (present[i]: block i), the last with more = 0;
+// one empty frame when nothing is present.
+std::vector<Have> split_have(const std::vector<bool>& present);
 
 struct BlockHeader {
   std::uint64_t offset = 0;

@@ -1,6 +1,6 @@
-// The multi-file scheduler: `concurrency` workers each take the next file and move it with
-// put_file/get_file (each with its own streams and io_context, as sweep does), so one failing
-// file never stops the others.
+// The multi-file scheduler: workers each take the next file while fewer than the target are in
+// flight (`concurrency`, or --auto's choice) and move it with put_file/get_file (each with its own
+// streams and io_context, as sweep does), so one failing file never stops the others.
 #include "pxfer/batch.hpp"
 
 #include <fcntl.h>
@@ -9,8 +9,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -88,20 +90,43 @@ void preserve_attributes(const BatchFile& f, const ClientOptions& options) {
   }
 }
 
-FileOutcome move_one(const BatchFile& f, const BatchOptions& options, const ClientOptions& client) {
+// Adds a file's progress to the run's byte counter (bytes moved by every file so far). Each
+// attempt starts from zero again: a retry moves its bytes again.
+class ByteCounter final : public ProgressListener {
+ public:
+  explicit ByteCounter(std::atomic<std::uint64_t>& total) : total_(total) {}
+  void on_interval(const IntervalReport& report) override { add_up_to(report.total.bytes); }
+  void on_finish(const IntervalReport& report, const TransferSummary&) override { add_up_to(report.total.bytes); }
+  void new_attempt() { seen_ = 0; }
+
+ private:
+  void add_up_to(std::uint64_t bytes) {
+    if (bytes <= seen_) return;
+    total_ += bytes - seen_;
+    seen_ = bytes;
+  }
+  std::atomic<std::uint64_t>& total_;
+  std::uint64_t seen_ = 0;
+};
+
+// `failed_attempt` hears of every attempt that failed, retried or not.
+FileOutcome move_one(const BatchFile& f, const BatchOptions& options, const ClientOptions& client, ByteCounter* counter,
+                     const std::function<void(const Error&)>& failed_attempt) {
   FileOutcome outcome{f, FileStatus::failed, {}, std::nullopt, 0};
+  outcome.streams = client.streams;
   auto backoff = options.first_backoff;
   for (unsigned attempt = 0;; ++attempt) {
     outcome.attempts = attempt + 1;
+    if (counter) counter->new_attempt();
     try {
       if (options.skip_existing && same_size_exists(f, client)) {
         outcome.status = FileStatus::skipped;
         return outcome;
       }
       if (f.direction == Direction::put) {
-        outcome.summary = put_file(f.local, f.remote, client, nullptr);
+        outcome.summary = put_file(f.local, f.remote, client, counter);
       } else {
-        outcome.summary = get_file(f.remote, f.local, client, nullptr);
+        outcome.summary = get_file(f.remote, f.local, client, counter);
         if (options.preserve) preserve_attributes(f, client);
       }
       outcome.status = FileStatus::done;
@@ -112,6 +137,7 @@ FileOutcome move_one(const BatchFile& f, const BatchOptions& options, const Clie
     } catch (const std::exception& e) {
       outcome.error = Error(Errc::internal, source_of(f) + ": " + e.what());
     }
+    if (failed_attempt) failed_attempt(*outcome.error);
     if (attempt >= options.retries || !worth_retrying(outcome.error->code())) return outcome;
     std::this_thread::sleep_for(backoff);
     backoff *= 2;
@@ -167,43 +193,141 @@ Clock::time_point StartPacer::reserve(Clock::time_point now, unsigned connection
   return start;
 }
 
+namespace {
+
+class CallbackListener final : public BatchListener {
+ public:
+  explicit CallbackListener(const FileCallback& on_file) : on_file_(on_file) {}
+  void on_file(const FileOutcome& outcome, std::size_t finished, std::size_t planned) override {
+    if (on_file_) on_file_(outcome, finished, planned);
+  }
+
+ private:
+  const FileCallback& on_file_;
+};
+
+}  // namespace
+
 BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, const FileCallback& on_file) {
+  CallbackListener listener(on_file);
+  return run_batch(plan, options, listener);
+}
+
+// Workers take the next file while fewer than `target` files are in flight; --auto moves the
+// target between decisions (idle workers wait, and start again when it rises), and the calling
+// thread samples the run's progress and makes those decisions.
+BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, BatchListener& listener) {
   const auto start = Clock::now();
   BatchReport report;
+  report.planned = plan.files.size();
   create_local_directories(plan, report);
   create_remote_directories(plan, options.client, report);
   for (const auto& e : report.setup_errors)
     if (!report.first_failure) report.first_failure = e.code();
 
+  std::optional<AutoController> controller;
+  if (options.auto_tune) {
+    AutoLimits limits{options.min_concurrency, options.concurrency, options.client.streams, options.max_streams};
+    controller.emplace(limits, start, AutoSettings{options.auto_tolerance, 0.5});
+    controller->apply_server_limits(options.server_limits);
+  }
   const BatchShape shape = fit_streams(options.concurrency, options.client.streams, options.max_streams);
-  ClientOptions client = options.client;
-  client.streams = shape.streams;
-  client.perf_interval = std::chrono::milliseconds(0);  // no per-file rate lines in a batch
+  const bool monitor = controller || options.interval.count() > 0;
+  ClientOptions base = options.client;
+  // No per-file rate lines in a batch; when the run is sampled, each file reports its bytes
+  // (to the counter, never printed) often enough for the aggregate rate.
+  base.perf_interval = monitor ? std::chrono::milliseconds(100) : std::chrono::milliseconds(0);
 
-  std::atomic<std::size_t> next{0};
-  std::mutex mutex;  // guards report and serializes on_file
+  std::mutex mutex;  // guards everything below, the report, and serializes the listener
+  std::condition_variable changed;
+  unsigned target = controller ? controller->concurrency() : shape.concurrency;
+  std::uint16_t streams = controller ? controller->streams() : shape.streams;
+  unsigned active = 0;
+  std::size_t next = 0;
+  unsigned interval_done = 0, interval_failed = 0;  // since the last decision
+  std::atomic<std::uint64_t> moved{0};
   StartPacer pacer(options.connect_rate);
+
   auto worker = [&](unsigned index) {
-    std::this_thread::sleep_until(start + ramp_start(index, shape.concurrency, options.ramp_up));
-    for (std::size_t i; (i = next++) < plan.files.size();) {
+    if (!controller) std::this_thread::sleep_until(start + ramp_start(index, shape.concurrency, options.ramp_up));
+    for (;;) {
+      std::unique_lock lock(mutex);
+      changed.wait(lock, [&] { return next >= plan.files.size() || active < target; });
+      if (next >= plan.files.size()) return;
+      const std::size_t i = next++;
+      ++active;
+      ClientOptions client = base;
+      client.streams = streams;
+      lock.unlock();
+
       std::this_thread::sleep_until(pacer.reserve(Clock::now(), client.streams + 1u));
       const double started_s = std::chrono::duration<double>(Clock::now() - start).count();
-      FileOutcome outcome = move_one(plan.files[i], options, client);
+      {
+        std::lock_guard started(mutex);
+        listener.on_file_start(plan.files[i], i + 1, plan.files.size(), client.streams, started_s);
+      }
+      std::optional<ByteCounter> counter;
+      if (monitor) counter.emplace(moved);
+      FileOutcome outcome = move_one(plan.files[i], options, client, counter ? &*counter : nullptr, [&](const Error& e) {
+        // Only failures that say something about the link or the server count against it: a
+        // missing source or an existing destination does not.
+        if (!worth_retrying(e.code())) return;
+        std::lock_guard failed(mutex);
+        ++interval_failed;
+      });
       outcome.started_s = started_s;
-      std::lock_guard lock(mutex);
-      if (outcome.status == FileStatus::done) report.bytes += outcome.summary.bytes;
+
+      lock.lock();
+      --active;
+      if (outcome.status == FileStatus::done) {
+        report.bytes += outcome.summary.bytes;
+        ++interval_done;
+      }
+      if (outcome.status == FileStatus::skipped) ++report.skipped;
       if (outcome.status == FileStatus::failed) {
         ++report.failed;
         if (!report.first_failure) report.first_failure = outcome.error->code();
       }
       report.files.push_back(std::move(outcome));
-      if (on_file) on_file(report.files.back(), report.files.size(), plan.files.size());
+      listener.on_file(report.files.back(), report.files.size(), plan.files.size());
+      changed.notify_all();
     }
   };
+
   std::vector<std::thread> workers;
-  const unsigned count = std::min<std::size_t>(shape.concurrency, std::max<std::size_t>(1, plan.files.size()));
-  for (unsigned i = 1; i < count; ++i) workers.emplace_back(worker, i);
-  worker(0);
+  const unsigned pool = controller ? controller->max_concurrency() : shape.concurrency;
+  const unsigned count = std::min<std::size_t>(pool, std::max<std::size_t>(1, plan.files.size()));
+  for (unsigned i = monitor ? 0 : 1; i < count; ++i) workers.emplace_back(worker, i);
+  if (!monitor) {
+    worker(0);
+  } else {
+    using namespace std::chrono;
+    constexpr auto never = Clock::time_point::max();
+    auto next_interval = options.interval.count() > 0 ? start + options.interval : never;
+    auto next_decision = controller ? start + options.auto_interval : never;
+    RateMeter meter(start);
+    std::unique_lock lock(mutex);
+    auto all_finished = [&] { return report.files.size() >= plan.files.size(); };
+    while (!all_finished()) {
+      changed.wait_until(lock, std::min(next_interval, next_decision), all_finished);
+      if (all_finished()) break;
+      const auto now = Clock::now();
+      if (now >= next_interval) {
+        BatchInterval sample{meter.sample(now, moved.load()), active, target, report.files.size(), plan.files.size()};
+        listener.on_interval(sample);
+        while (next_interval <= now) next_interval += options.interval;
+      }
+      if (controller && now >= next_decision) {
+        AutoDecision d = controller->decide(now, moved.load(), interval_done, interval_failed);
+        interval_done = interval_failed = 0;
+        target = controller->concurrency();
+        streams = controller->streams();
+        listener.on_decision(d);
+        changed.notify_all();
+        while (next_decision <= now) next_decision += options.auto_interval;
+      }
+    }
+  }
   for (auto& w : workers) w.join();
   report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return report;

@@ -15,6 +15,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <fstream>
 #include <mutex>
+#include <random>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -24,7 +25,11 @@
 #include "pxfer/error.hpp"
 #include "pxfer/file_io.hpp"
 #include "control_link.hpp"
+#include "known_hosts.hpp"
+#include "net/tls.hpp"
 #include "transfer/transfer.hpp"
+#include <cstdlib>
+#include <map>
 
 namespace pxfer {
 namespace {
@@ -83,6 +88,87 @@ awaitable<tcp::socket> connect_socket(asio::any_io_executor ex, const tcp::resol
 
 }  // namespace
 
+namespace {
+
+std::mutex security_mutex;
+ClientSecurity security_settings;
+net::TlsContextPtr client_tls;                              // built on first use
+std::map<std::string, std::string> verified_fingerprints;  // authority -> what the control link verified
+
+net::TlsContextPtr tls_context() {
+  std::lock_guard lock(security_mutex);
+  if (!client_tls)
+    client_tls = net::make_client_tls(
+        net::ClientTlsConfig{security_settings.ca_file, security_settings.cert_file, security_settings.key_file});
+  return client_tls;
+}
+
+// The server is who we expect: the chain (checked in the handshake with --ca), the explicit
+// --fingerprint, or the known-hosts pin (trust on first use). Before any credential is sent.
+void verify_server(const net::Connection& conn, const std::string& authority) {
+  const ClientSecurity& sec = client_security();
+  const net::TlsInfo* tls = conn.tls();
+  if (!tls || tls->peer_fingerprint.empty())
+    throw Error(Errc::permission, authority + " presented no certificate; refusing to connect");
+  if (sec.ca_file.empty()) {
+    if (!sec.fingerprint.empty()) {
+      if (net::normalize_fingerprint(sec.fingerprint) != tls->peer_fingerprint)
+        throw Error(Errc::permission, "the certificate of " + authority + " is " + tls->peer_fingerprint +
+                                          ", not the --fingerprint given; refusing to connect");
+    } else {
+      std::string file = sec.known_hosts_file.empty() ? default_known_hosts_file() : sec.known_hosts_file;
+      if (auto warning = trust_on_first_use(file, authority, tls->peer_fingerprint))
+        std::fprintf(stderr, "pxfer: warning: %s\n", warning->c_str());
+    }
+  }
+  std::lock_guard lock(security_mutex);
+  verified_fingerprints[authority] = tls->peer_fingerprint;
+}
+
+}  // namespace
+
+void set_client_security(ClientSecurity security) {
+  std::lock_guard lock(security_mutex);
+  security_settings = std::move(security);
+  client_tls.reset();
+}
+
+const ClientSecurity& client_security() { return security_settings; }
+
+std::string default_known_hosts_file() {
+  if (const char* x = std::getenv("PXFER_KNOWN_HOSTS"); x && *x) return x;
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) return std::string(x) + "/pxfer/known_hosts";
+  const char* home = std::getenv("HOME");
+  return std::string(home && *home ? home : ".") + "/.config/pxfer/known_hosts";
+}
+
+std::string normalize_fingerprint(const std::string& text) { return net::normalize_fingerprint(text); }
+
+std::string describe_protection(const net::Connection& control, bool encrypt) {
+  std::string text = "control " + control.protection() + ", data ";
+  if (!encrypt) return text + "clear";
+  std::string p = control.protection();
+  if (!p.empty() && p.back() == ')') p.pop_back();
+  return text + p + (net::kernel_tls_available() ? ", OpenSSL user space)" : ", OpenSSL user space: no kernel TLS)");
+}
+
+awaitable<std::shared_ptr<net::Connection>> open_data_connection(tcp::socket& socket, const bool& encrypt,
+                                                                 const std::string& authority) {
+  if (!encrypt) co_return net::make_tcp_connection(std::move(socket));
+  std::string expected;
+  {
+    std::lock_guard lock(security_mutex);
+    expected = verified_fingerprints[authority];
+  }
+  std::string host = socket.remote_endpoint().address().to_string();
+  auto conn = net::make_tls_connection(std::move(socket), tls_context());
+  co_await net::tls_handshake(*conn, false, host, authority);
+  if (conn->tls()->peer_fingerprint != expected)
+    throw Error(Errc::permission, "a data stream to " + authority + " met a different certificate (" +
+                                      conn->tls()->peer_fingerprint + ") than the control connection; refusing it");
+  co_return conn;
+}
+
 awaitable<ControlLink> open_control(const Url& remote, std::chrono::milliseconds connect_timeout) {
   auto ex = co_await asio::this_coro::executor;
   tcp::resolver resolver(ex);
@@ -96,12 +182,21 @@ awaitable<ControlLink> open_control(const Url& remote, std::chrono::milliseconds
   // Data streams go to the address the control connection reached, not to a fresh lookup.
   link.data_endpoints = tcp::resolver::results_type::create(socket.remote_endpoint(), remote.host, service);
   enable_keepalive(socket.native_handle(), 60);
-  link.connection = net::make_tcp_connection(std::move(socket));
-  spdlog::debug("control connection to {} ({})", link.authority, link.connection->peer());
-  wire::Message hello = wire::Hello{wire::protocol_version, wire::protocol_version, wire::our_capabilities, "pxfer/0.1"};
+  // TLS 1.3 always; the server's identity is checked before anything is sent.
+  link.connection = net::make_tls_connection(std::move(socket), tls_context());
+  co_await net::tls_handshake(*link.connection, false, remote.host, link.authority);
+  verify_server(*link.connection, link.authority);
+  spdlog::debug("control connection to {} ({}), {}", link.authority, link.connection->peer(),
+                link.connection->protection());
+  wire::Message hello = wire::Hello{wire::protocol_version, wire::protocol_version, wire::our_capabilities, "pxfer/0.2"};
   co_await net::send_message(*link.connection, hello);
+  wire::Message auth = wire::Auth{client_security().token};
+  co_await net::send_message(*link.connection, auth);
   wire::Message reply = co_await net::read_message(*link.connection);
   link.hello = net::expect<wire::HelloOk>(std::move(reply), link.connection->peer());
+  wire::Message auth_reply = co_await net::read_message(*link.connection);
+  link.auth = net::expect<wire::AuthOk>(std::move(auth_reply), link.connection->peer());
+  spdlog::debug("authenticated to {} as {}", link.authority, link.auth.identity);
   co_return link;
 }
 
@@ -183,30 +278,52 @@ std::string congestion_of_stream(transfer::Transfer& t) {
   return name;
 }
 
+// One stream slot of the transfer, for as long as it has work: connect, ATTACH, move blocks. A
+// connection that breaks or stalls is replaced after a growing pause (its blocks went to the
+// other streams meanwhile); after max_reconnects in a row the slot is given up, and the
+// transfer fails only when every slot was.
+constexpr int max_reconnects = 5;
+
 awaitable<void> run_data_stream(std::shared_ptr<transfer::Transfer> t, std::uint16_t index, wire::Token token,
                                 tcp::resolver::results_type endpoints, ClientOptions opt, std::string authority) {
-  std::optional<Error> failure;
-  try {
-    auto& stats = t->stream(index);
-    auto ex = co_await asio::this_coro::executor;
-    auto socket = co_await connect_socket(ex, endpoints, t->settings().tuning, opt.connect_timeout, authority, &stats.local);
-    std::shared_ptr<net::Connection> conn = net::make_tcp_connection(std::move(socket));
-    wire::Message attach = wire::Attach{token, index};
-    co_await net::send_message(*conn, attach);
-    wire::Message reply = co_await net::read_message(*conn);
-    auto ok = net::expect<wire::AttachOk>(std::move(reply), conn->peer());
-    stats.remote.requested = opt.window;
-    stats.remote.sndbuf = ok.sndbuf;
-    stats.remote.rcvbuf = ok.rcvbuf;
-    t->claim_stream(index);
-    spdlog::debug("stream {} attached: local {}, server {}", index, describe(stats.local), describe(stats.remote));
-    co_await t->run_stream(conn, index);
-  } catch (const Error& e) {
-    failure = e;
-  } catch (const std::exception& e) {
-    failure = Error(Errc::internal, std::string("data stream: ") + e.what());
+  auto ex = co_await asio::this_coro::executor;
+  std::chrono::milliseconds pause{250};
+  for (int failures = 0;;) {
+    std::optional<Error> failure;
+    bool moved = false;
+    try {
+      auto& stats = t->stream(index);
+      auto socket = co_await connect_socket(ex, endpoints, t->settings().tuning, opt.connect_timeout, authority, &stats.local);
+      std::shared_ptr<net::Connection> conn = co_await open_data_connection(socket, opt.encrypt, authority);
+      wire::Message attach = wire::Attach{token, index};
+      co_await net::send_message(*conn, attach);
+      wire::Message reply = co_await net::read_message(*conn);
+      auto ok = net::expect<wire::AttachOk>(std::move(reply), conn->peer());
+      stats.remote.requested = opt.window;
+      stats.remote.sndbuf = ok.sndbuf;
+      stats.remote.rcvbuf = ok.rcvbuf;
+      if (!t->claim_stream(index, conn)) co_return;  // the transfer ended meanwhile
+      spdlog::debug("stream {} attached: local {}, server {}", index, describe(stats.local), describe(stats.remote));
+      moved = true;
+      co_await t->run_stream(conn, index);
+      co_return;
+    } catch (const Error& e) {
+      failure = e;
+    } catch (const std::exception& e) {
+      failure = Error(Errc::internal, std::string("data stream: ") + e.what());
+    }
+    if (t->over()) co_return;  // finished, or failed for a reason already reported
+    if (moved) failures = 0, pause = std::chrono::milliseconds(250);  // it worked for a while
+    if (!transfer::stream_recoverable(*failure) || ++failures > max_reconnects) {
+      t->give_up_stream(index, *failure);
+      co_return;
+    }
+    spdlog::debug("stream {}: {}; reconnecting in {} ms", index, failure->what(), pause.count());
+    asio::steady_timer timer(ex, pause);
+    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    pause = std::min<std::chrono::milliseconds>(pause * 2, std::chrono::seconds(8));
+    if (t->over()) co_return;
   }
-  if (failure) t->fail(*failure);
 }
 
 // Ctrl-C or a kill ends the transfer through its normal failure path, so the receiver's temporary
@@ -218,7 +335,8 @@ class InterruptGuard {
     signals_.async_wait([this](const boost::system::error_code& ec, int signo) {
       if (ec) return;
       error_ = Error(Errc::local_io, std::string("interrupted by ") + (signo == SIGINT ? "SIGINT" : "SIGTERM") +
-                                         "; nothing was kept under the destination name");
+                                         "; nothing was kept under the destination name (run the same command "
+                                         "again to resume)");
       if (transfer_) transfer_->fail(*error_);
     });
   }
@@ -263,6 +381,7 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job) {
   open.direction = job.direction == Direction::put ? wire::Direction::put : wire::Direction::get;
   open.checksum = static_cast<std::uint8_t>(opt.checksum);
   open.flags = opt.overwrite ? std::uint32_t{wire::open_overwrite} : 0u;
+  if (opt.encrypt) open.flags |= wire::open_encrypt;
   open.streams = opt.streams;
   open.block_size = opt.block_size;
   open.window = opt.window;
@@ -275,6 +394,10 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job) {
     open.stats_interval_ms = static_cast<std::uint32_t>(opt.perf_interval.count());
   }
   open.size = source ? source->size() : 0;
+  open.mtime_ns = source ? source->mtime_ns() : 0;
+  open.stall_timeout_ms = static_cast<std::uint32_t>(opt.stall_timeout.count());
+  if (!opt.resume) open.flags |= wire::open_no_resume;
+  if (opt.sync) open.flags |= wire::open_sync;
   open.path = job.remote.path;
   wire::Message open_message = open;
   co_await net::send_message(*control, open_message);
@@ -284,20 +407,30 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job) {
     reply = co_await net::read_message(*control);
   }
   auto open_ok = net::expect<wire::OpenOk>(std::move(reply), control->peer());
+  // The server may grant fewer streams than asked for (pxferd --max-streams-per-client).
+  const std::uint16_t streams = open_ok.has_admission ? std::min(open_ok.streams, opt.streams) : opt.streams;
   spdlog::debug("server accepted {} of {}: {} bytes, block {}, {} streams", job.direction == Direction::put ? "put" : "get",
-                job.remote.path, open_ok.size, open_ok.block_size, opt.streams);
+                job.remote.path, open_ok.size, open_ok.block_size, streams);
+  if (open_ok.has_admission) {
+    job.summary.server_load = ServerLoad{true, open_ok.active, open_ok.queued, open_ok.max_active};
+    spdlog::debug("server load: {} active, {} queued, max_active {}", open_ok.active, open_ok.queued, open_ok.max_active);
+    if (streams < opt.streams)
+      job.summary.warnings.push_back("the server granted " + std::to_string(streams) + " of " + std::to_string(opt.streams) +
+                                     " streams (its per-client stream limit)");
+  }
 
-  transfer::Settings settings{opt.checksum, open_ok.block_size, opt.streams,
+  transfer::Settings settings{opt.checksum, open_ok.block_size, streams,
                               SocketTuning{opt.window, opt.congestion, opt.window_clamp}};
   settings.compression = opt.compression;
+  settings.stall_timeout = opt.stall_timeout;
   std::shared_ptr<transfer::Transfer> t;
   if (source) {
     t = transfer::Transfer::sending(ex, std::move(*source), settings);
   } else {
     std::optional<Error> sink_error;  // no co_await inside a handler
     try {
-      t = transfer::Transfer::receiving(ex, std::make_unique<FileSink>(cwd, job.local, open_ok.size, opt.overwrite),
-                                        settings);
+      SinkOptions sink{opt.overwrite, opt.resume, opt.sync, open_ok.block_size, open_ok.mtime_ns};
+      t = transfer::Transfer::receiving(ex, std::make_unique<FileSink>(cwd, job.local, open_ok.size, sink), settings);
     } catch (const Error& e) {
       sink_error = e;
     }
@@ -306,18 +439,23 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job) {
       throw *sink_error;
     }
   }
+  co_await t->exchange_have(*control);
+  if (job.listener) t->on_stream_event([listener = job.listener](const std::string& text) { listener->on_stream_event(text); });
 
   TransferSummary& summary = job.summary;
   summary.bytes = t->file_size();
-  summary.streams = opt.streams;
+  summary.streams = streams;
   summary.block_size = open_ok.block_size;
   summary.checksum = opt.checksum;
+  summary.protection = describe_protection(*control, opt.encrypt);
+  summary.identity = link.auth.identity;
   if (job.listener) job.listener->on_start(summary);
 
   interrupted.watch(t);
   auto start = Clock::now();
   Progress progress(*t, opt.stream_stats, start);
-  for (std::uint16_t i = 0; i < opt.streams; ++i)
+  // An empty file, or one the receiver already has whole, needs no data connection.
+  for (std::uint16_t i = 0; i < streams && !t->nothing_to_move(); ++i)
     asio::co_spawn(asio::make_strand(ioc), run_data_stream(t, i, open_ok.token, data_endpoints, opt, authority),
                    asio::detached);
 
@@ -347,6 +485,8 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job) {
   summary.congestion = congestion_of_stream(*t);
   summary.compression = opt.compression;
   summary.wire_bytes = t->wire_bytes();
+  summary.resumed_bytes = t->resumed_bytes();
+  summary.stream_recoveries = t->stream_recoveries();
   IntervalReport last = progress.sample();
   if (opt.stream_stats) summary.stream_totals = progress.totals();
   if (job.listener) {
@@ -373,15 +513,36 @@ void validate(const ClientOptions& opt) {
   }
 }
 
+// Runs the job, and again after a failure worth retrying: each attempt resumes from what the
+// receiver kept. Pauses double from first_backoff, each drawn from [0.5, 1.5) of its nominal
+// value so that many clients cut off together do not come back together.
 TransferSummary run(Job job) {
   validate(job.options);
   unsigned threads = job.options.threads;
   if (threads == 0) threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), job.options.streams));
-  run_io(threads, [&job](asio::io_context& ioc) { return run_job(ioc, job); });
-  return job.summary;
+  const unsigned total = job.options.retries + 1;
+  auto pause = job.options.first_backoff;
+  std::mt19937_64 random(std::random_device{}());
+  for (unsigned attempt = 1;; ++attempt) {
+    try {
+      run_io(threads, [&job](asio::io_context& ioc) { return run_job(ioc, job); });
+      job.summary.attempts = attempt;
+      return job.summary;
+    } catch (const Error& e) {
+      if (attempt >= total || !worth_retrying_transfer(e.code())) throw;
+      double delay = std::uniform_real_distribution<double>(0.5, 1.5)(random) * static_cast<double>(pause.count()) / 1000.0;
+      if (job.listener) job.listener->on_retry(attempt + 1, total, delay, e.what());
+      std::this_thread::sleep_for(std::chrono::duration<double>(delay));
+      pause = std::min<std::chrono::milliseconds>(pause * 2, std::chrono::minutes(1));
+    }
+  }
 }
 
 }  // namespace
+
+bool worth_retrying_transfer(Errc code) {
+  return code == Errc::network || code == Errc::protocol || code == Errc::integrity || code == Errc::internal;
+}
 
 TransferSummary put_file(const std::string& local, const Url& remote, const ClientOptions& options,
                          ProgressListener* listener) {

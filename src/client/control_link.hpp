@@ -18,7 +18,15 @@ struct ControlLink {
   net::tcp::resolver::results_type data_endpoints;  // where the data streams connect
   std::string authority;                            // "host:port" for messages
   wire::HelloOk hello;
+  wire::AuthOk auth;  // who the server says we are
 };
+
+// A data stream's connection over a connected socket: clear TCP, or with `encrypt` TLS 1.3 to
+// the same certificate the control connection verified. Arguments by reference (g++ 12).
+net::awaitable<std::shared_ptr<net::Connection>> open_data_connection(net::tcp::socket& socket, const bool& encrypt,
+                                                                      const std::string& authority);
+// "control TLS1.3 (...), data clear" for a summary.
+std::string describe_protection(const net::Connection& control, bool encrypt);
 
 net::awaitable<ControlLink> open_control(const Url& remote, std::chrono::milliseconds connect_timeout);
 

@@ -64,6 +64,7 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
   else if (s == "ms") ms = value;
   else if (s == "m" || s == "min") ms = value * 60'000;
   else if (s == "h") ms = value * 3'600'000;
+  else if (s == "d") ms = value * 86'400'000;
   else return std::nullopt;
   if (!std::isfinite(ms) || ms > 1e15) return std::nullopt;
   return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(ms)));

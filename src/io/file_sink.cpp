@@ -2,9 +2,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <sys/file.h>
+
 #include <cerrno>
 #include <cstdio>
+#include <mutex>
 #include <random>
+#include <set>
 
 #include "pxfer/error.hpp"
 #include "pxfer/file_io.hpp"
@@ -28,20 +32,84 @@ std::string random_suffix() {
 
 }  // namespace
 
-FileSink::FileSink(const Directory& dir, const std::string& path, std::uint64_t size, bool overwrite)
-    : path_(path), size_(size), overwrite_(overwrite) {
-  dir_fd_ = dir.open_parent(path, leaf_);
+namespace {
+// Abandoned partial files are looked for once per directory and process: a batch of 10,000 files
+// into one directory must not scan it 10,000 times.
+void remove_stale_once(int dir_fd, std::int64_t max_age) {
+  static std::mutex mutex;
+  static std::set<std::pair<dev_t, ino_t>> seen;
   struct stat st {};
-  if (::fstatat(dir_fd_, leaf_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
-    if (S_ISDIR(st.st_mode)) {
-      ::close(dir_fd_);
-      throw Error(Errc::exists, path + ": destination is a directory; name a file inside it or end the destination with '/'");
-    }
-    if (!overwrite) {
-      ::close(dir_fd_);
-      throw Error(Errc::exists, path + ": destination exists; use --overwrite to replace it");
-    }
+  if (::fstat(dir_fd, &st) != 0) return;
+  {
+    std::lock_guard lock(mutex);
+    if (!seen.insert({st.st_dev, st.st_ino}).second) return;
   }
+  remove_stale_partials(dir_fd, max_age);
+}
+}  // namespace
+
+FileSink::FileSink(const Directory& dir, const std::string& path, std::uint64_t size, const SinkOptions& options)
+    : path_(path), size_(size), overwrite_(options.overwrite), sync_(options.sync) {
+  dir_fd_ = dir.open_parent(path, leaf_);
+  try {
+    struct stat st {};
+    if (::fstatat(dir_fd_, leaf_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+      if (S_ISDIR(st.st_mode))
+        throw Error(Errc::exists, path + ": destination is a directory; name a file inside it or end the destination with '/'");
+      if (!overwrite_) throw Error(Errc::exists, path + ": destination exists; use --overwrite to replace it");
+    }
+    remove_stale_once(dir_fd_, options.stale_after_seconds);
+    if (options.resume) {
+      open_partial(options);
+    } else {
+      discard_partial();
+      open_temporary();
+      preallocate();
+    }
+  } catch (...) {
+    abandon(false);
+    if (fd_ >= 0) ::close(fd_);
+    ::close(dir_fd_);  // the destructor does not run for a constructor that throws
+    throw;
+  }
+}
+
+// The partial file of an earlier attempt, unless a running receiver holds it: --no-resume
+// starts over.
+void FileSink::discard_partial() noexcept {
+  std::string journal = "." + leaf_ + journal_suffix;
+  int jfd = ::openat(dir_fd_, journal.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (jfd < 0) return;
+  if (::flock(jfd, LOCK_EX | LOCK_NB) == 0) {
+    std::string partial = "." + leaf_ + partial_suffix;
+    ::unlinkat(dir_fd_, partial.c_str(), 0);
+    ::unlinkat(dir_fd_, journal.c_str(), 0);
+  }
+  ::close(jfd);
+}
+
+void FileSink::open_partial(const SinkOptions& options) {
+  // A fixed name, so the next attempt finds it; the journal's lock keeps two receivers apart.
+  ResumeIdentity identity{size_, options.block_size, options.source_mtime_ns};
+  journal_ = std::make_unique<ResumeJournal>(dir_fd_, "." + leaf_ + journal_suffix, identity, path_);
+  temp_name_ = "." + leaf_ + partial_suffix;  // ours only once the lock is held
+  if (journal_->matched()) {
+    fd_ = ::openat(dir_fd_, temp_name_.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    struct stat st {};
+    if (fd_ >= 0 && (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) != size_)) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+    if (fd_ >= 0) return;
+  }
+  journal_->reset();
+  // Created 0666 so the process umask decides the final mode, as cp does.
+  fd_ = ::openat(dir_fd_, temp_name_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0666);
+  if (fd_ < 0) throw_io("cannot create a file in the directory of", path_, errno);
+  preallocate();
+}
+
+void FileSink::open_temporary() {
   // Created 0666 so the process umask decides the final mode, as cp does.
   // The temporary name starts with a dot and lives in the destination directory, so the final
   // rename is atomic and never crosses file systems.
@@ -52,25 +120,28 @@ FileSink::FileSink(const Directory& dir, const std::string& path, std::uint64_t 
   }
   if (fd_ < 0) {
     int err = errno;
-    ::close(dir_fd_);
-    throw_io("cannot create a file in the directory of", path, err);
-  }
-  if (size > 0) {
-    int rc = ::posix_fallocate(fd_, 0, static_cast<off_t>(size));
-    if (rc == EOPNOTSUPP || rc == EINVAL) rc = ::ftruncate(fd_, static_cast<off_t>(size)) == 0 ? 0 : errno;
-    if (rc != 0) {
-      abort();
-      ::close(fd_);  // the destructor does not run for a constructor that throws
-      ::close(dir_fd_);
-      throw_io("cannot allocate " + std::to_string(size) + " bytes for", path, rc);
-    }
+    temp_name_.clear();
+    throw_io("cannot create a file in the directory of", path_, err);
   }
 }
 
+// Reserving the space up front turns "disk full" into an error before any byte moves.
+void FileSink::preallocate() {
+  if (size_ == 0) return;
+  int rc = ::posix_fallocate(fd_, 0, static_cast<off_t>(size_));
+  if (rc == EOPNOTSUPP || rc == EINVAL) rc = ::ftruncate(fd_, static_cast<off_t>(size_)) == 0 ? 0 : errno;
+  if (rc != 0) throw_io("cannot allocate " + std::to_string(size_) + " bytes for", path_, rc);
+}
+
 FileSink::~FileSink() {
-  if (!committed_) abort();
+  if (!committed_) abandon(true);
   if (fd_ >= 0) ::close(fd_);
   if (dir_fd_ >= 0) ::close(dir_fd_);
+}
+
+void FileSink::block_written(std::size_t index, std::uint32_t adler) {
+  if (sync_ && ::fdatasync(fd_) != 0) throw_io("cannot flush", path_, errno);
+  if (journal_) journal_->record(index, adler);
 }
 
 void FileSink::write_at(std::uint64_t offset, std::span<const std::uint8_t> data) {
@@ -106,12 +177,18 @@ void FileSink::commit() {
     throw_io("cannot rename the finished file onto", path_, err);
   }
   committed_ = true;
+  if (journal_) journal_->remove();
   ::fsync(dir_fd_);
 }
 
-void FileSink::abort() noexcept {
-  if (!committed_ && !temp_name_.empty() && dir_fd_ >= 0) ::unlinkat(dir_fd_, temp_name_.c_str(), 0);
-  temp_name_.clear();
+// May run on another thread than a stream still writing into the file (Transfer::fail): it
+// only unlinks names; the descriptors, and the journal's lock, go with the sink.
+void FileSink::abandon(bool keep_for_resume) noexcept {
+  if (committed_ || abandoned_ || temp_name_.empty() || dir_fd_ < 0) return;
+  abandoned_ = true;
+  if (keep_for_resume && journal_) return;  // stays, hidden, for the next attempt
+  ::unlinkat(dir_fd_, temp_name_.c_str(), 0);
+  if (journal_) journal_->remove();
 }
 
 }  // namespace pxfer

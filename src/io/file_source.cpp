@@ -9,7 +9,7 @@
 
 namespace pxfer {
 namespace {
-std::int64_t mtime_ns(const struct stat& st) {
+std::int64_t mtime_of(const struct stat& st) {
   return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
 }
 }  // namespace
@@ -28,7 +28,7 @@ FileSource::FileSource(const Directory& dir, const std::string& path) : path_(pa
                 path + ": not a regular file" + (S_ISDIR(st.st_mode) ? " (it is a directory)" : ""));
   }
   size_ = static_cast<std::uint64_t>(st.st_size);
-  mtime_ns_ = mtime_ns(st);
+  mtime_ns_ = mtime_of(st);
   // Tell the kernel we read ahead sequentially per stream; it widens readahead.
   ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
 }
@@ -61,7 +61,7 @@ void FileSource::read_at(std::uint64_t offset, std::span<std::uint8_t> out) cons
 void FileSource::check_unchanged() const {
   struct stat st {};
   if (::fstat(fd_, &st) != 0) throw Error(Errc::local_io, path_ + ": " + errno_text(errno));
-  if (static_cast<std::uint64_t>(st.st_size) != size_ || mtime_ns(st) != mtime_ns_)
+  if (static_cast<std::uint64_t>(st.st_size) != size_ || mtime_of(st) != mtime_ns_)
     throw Error(Errc::integrity, path_ + ": source file changed during the transfer (size or modification time); "
                                          "rerun once it is no longer being written");
 }

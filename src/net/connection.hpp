@@ -30,6 +30,16 @@ class WriteGate {
   asio::experimental::concurrent_channel<void(boost::system::error_code)> slot_;
 };
 
+// What TLS negotiated on a connection (see tls.hpp); absent on plain TCP.
+struct TlsInfo {
+  std::string version;      // "TLSv1.3"
+  std::string cipher;       // "TLS_AES_256_GCM_SHA384"
+  std::string peer_fingerprint;  // "sha256:HEX" of the peer's certificate, "" when it sent none
+  std::string peer_cn;           // subject CN of the peer's certificate
+  bool peer_verified = false;    // the peer's chain verified against the configured CA
+  std::string verify_error;      // why not, when a certificate was sent but did not verify
+};
+
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   virtual ~Connection() = default;
@@ -43,6 +53,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   virtual void close() = 0;
   virtual tcp::socket& socket() = 0;
   const std::string& peer() const { return peer_; }
+  // TLS parameters, or nullptr for a clear TCP connection.
+  virtual const TlsInfo* tls() const { return nullptr; }
+  // "TLS1.3 (TLS_AES_256_GCM_SHA384)" or "clear"
+  std::string protection() const;
   WriteGate& write_gate() { return *gate_; }
 
  protected:

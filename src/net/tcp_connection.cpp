@@ -3,14 +3,13 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "connection.hpp"
+#include "stream_io.hpp"
 #include "pxfer/error.hpp"
 
 namespace pxfer::net {
 namespace {
 
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
-// Large writes are cut so progress counters (rate lines) move smoothly even with 16 MiB blocks.
-constexpr std::size_t chunk = 1 << 20;
 
 class TcpConnection final : public Connection {
  public:
@@ -29,25 +28,11 @@ class TcpConnection final : public Connection {
   }
 
   awaitable<void> read_exact(std::span<std::uint8_t> out, std::atomic<std::uint64_t>* progress) override {
-    std::size_t done = 0;
-    while (done < out.size()) {
-      auto [ec, n] = co_await socket_.async_read_some(
-          asio::buffer(out.data() + done, std::min(out.size() - done, chunk)), use_tuple);
-      if (ec) throw lost(ec);
-      done += n;
-      if (progress) progress->fetch_add(n, std::memory_order_relaxed);
-    }
+    co_await read_exact_on(socket_, out, progress, [this](const boost::system::error_code& ec) { return lost(ec); });
   }
 
   awaitable<void> write_all(std::span<const std::uint8_t> data, std::atomic<std::uint64_t>* progress) override {
-    std::size_t done = 0;
-    while (done < data.size()) {
-      auto [ec, n] = co_await socket_.async_write_some(
-          asio::buffer(data.data() + done, std::min(data.size() - done, chunk)), use_tuple);
-      if (ec) throw lost(ec);
-      done += n;
-      if (progress) progress->fetch_add(n, std::memory_order_relaxed);
-    }
+    co_await write_all_on(socket_, data, progress, [this](const boost::system::error_code& ec) { return lost(ec); });
   }
 
   void close() override {
@@ -75,6 +60,13 @@ class TcpConnection final : public Connection {
 awaitable<void> WriteGate::acquire() { co_await slot_.async_send(boost::system::error_code{}, asio::use_awaitable); }
 
 void WriteGate::release() noexcept { slot_.try_receive([](boost::system::error_code) {}); }
+
+std::string Connection::protection() const {
+  const TlsInfo* t = tls();
+  if (!t) return "clear";
+  std::string v = t->version == "TLSv1.3" ? "TLS1.3" : t->version;
+  return v + " (" + t->cipher + ")";
+}
 
 std::shared_ptr<Connection> make_tcp_connection(tcp::socket socket) {
   return std::make_shared<TcpConnection>(std::move(socket));

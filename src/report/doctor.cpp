@@ -133,8 +133,13 @@ std::optional<double> parse_rate(std::string_view text) {
                                    {"tbit", 1e12 / 8},  {"bps", 1.0 / 8},   {"kbps", 1e3 / 8}, {"mbps", 1e6 / 8},
                                    {"gbps", 1e9 / 8},   {"b/s", 1},         {"kb/s", 1e3},     {"mb/s", 1e6},
                                    {"gb/s", 1e9},       {"g", 1e9 / 8},     {"m", 1e6 / 8},    {"k", 1e3 / 8}};
-  for (const auto& u : units)
-    if (unit == u.name) return value * u.bytes_per_s;
+  for (const auto& u : units) {
+    if (unit != u.name) continue;
+    // 300 digits of gbit overflow to infinity, which later casts to integers would make undefined.
+    double rate = value * u.bytes_per_s;
+    if (!std::isfinite(rate)) return std::nullopt;
+    return rate;
+  }
   return std::nullopt;
 }
 

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include "pxfer/json_printer.hpp"
 
 #include <nlohmann/json.hpp>
@@ -21,7 +22,101 @@ json rate_json(const RateSample& r) {
 
 json buffers_json(const BufferGrant& g) { return {{"requested", g.requested}, {"sndbuf", g.sndbuf}, {"rcvbuf", g.rcvbuf}}; }
 
+const char* direction_name(Direction d) { return d == Direction::put ? "put" : "get"; }
+
+// Files are named as the text lines name them: the local path of a put, the URL of a get.
+std::string source_name(const BatchFile& f) { return f.direction == Direction::put ? f.local : f.remote.to_string(); }
+std::string dest_name(const BatchFile& f) { return f.direction == Direction::put ? f.remote.to_string() : f.local; }
+
+json error_json(const Error& e) {
+  return {{"code", exit_code(e.code())}, {"class", errc_name(e.code())}, {"message", e.what()}};
+}
+
 }  // namespace
+
+std::string json_batch_file_start(const BatchFile& f, std::size_t number, std::size_t planned, std::uint16_t streams,
+                                  double started_s) {
+  json j = {{"event", "file_start"}, {"path", source_name(f)}, {"dest", dest_name(f)},
+            {"direction", direction_name(f.direction)}, {"number", number}, {"planned", planned},
+            {"streams", streams}, {"started_s", started_s}};
+  if (f.direction == Direction::get && f.source_size) j["bytes"] = *f.source_size;
+  return j.dump();
+}
+
+std::string json_batch_file(const FileOutcome& o, std::size_t finished, std::size_t planned) {
+  json j = {{"path", source_name(o.file)}, {"dest", dest_name(o.file)}, {"direction", direction_name(o.file.direction)},
+            {"finished", finished}, {"planned", planned}, {"attempts", o.attempts}, {"started_s", o.started_s}};
+  if (o.status == FileStatus::done) {
+    const auto& s = o.summary;
+    const double rate = s.seconds > 0 ? static_cast<double>(s.bytes) / s.seconds : 0;
+    j["event"] = "file_done";
+    j["bytes"] = s.bytes;
+    j["seconds"] = s.seconds;
+    j["rate_Bps"] = rate;
+    j["rate_MBps"] = to_megabytes_per_s(rate);
+    j["streams"] = s.streams;
+    j["checksum"] = format_checksum(s.checksum, s.checksum_value);
+  } else if (o.status == FileStatus::skipped) {
+    j["event"] = "file_skipped";
+    j["reason"] = "exists, same size";
+  } else {
+    j["event"] = "file_failed";
+    j["error"] = o.error ? error_json(*o.error) : json{{"code", 1}, {"class", "internal"}, {"message", "?"}};
+  }
+  return j.dump();
+}
+
+std::string json_batch_interval(const BatchInterval& i) {
+  json j = rate_json(i.total);
+  j["event"] = "interval";
+  j["in_flight"] = i.in_flight;
+  j["target"] = i.target;
+  j["finished"] = i.finished;
+  j["planned"] = i.planned;
+  return j.dump();
+}
+
+std::string json_auto_decision(const AutoDecision& d) {
+  json j = {{"event", "auto"},
+            {"seconds", d.at_s},
+            {"action", auto_action_name(d.action)},
+            {"from", d.from},
+            {"to", d.to},
+            {"streams_from", d.streams_from},
+            {"streams_to", d.streams_to},
+            {"rate_Bps", d.rate_Bps},
+            {"avg_Bps", d.smoothed_Bps},
+            {"change", d.change ? json(*d.change) : json(nullptr)},
+            {"succeeded", d.succeeded},
+            {"failed", d.failed},
+            {"reason", d.reason},
+            {"text", format_decision(d)}};
+  return j.dump();
+}
+
+std::string json_batch_summary(const BatchReport& r) {
+  std::size_t done = 0;
+  for (const auto& f : r.files) done += f.status == FileStatus::done;
+  const double rate = r.seconds > 0 ? static_cast<double>(r.bytes) / r.seconds : 0;
+  json failures = json::array();
+  for (const auto& e : r.setup_errors) failures.push_back({{"path", nullptr}, {"error", error_json(e)}});
+  for (const auto& f : r.files)
+    if (f.status == FileStatus::failed && f.error) failures.push_back({{"path", source_name(f.file)}, {"error", error_json(*f.error)}});
+  json j = {{"event", "batch_summary"},
+            {"files", r.planned},
+            {"done", done},
+            {"skipped", r.skipped},
+            {"failed", r.failed},
+            {"setup_errors", r.setup_errors.size()},
+            {"bytes", r.bytes},
+            {"seconds", r.seconds},
+            {"rate_Bps", rate},
+            {"rate_MBps", to_megabytes_per_s(rate)},
+            {"rate_Gbps", to_gigabits_per_s(rate)},
+            {"exit_code", r.first_failure ? exit_code(*r.first_failure) : 0},
+            {"failures", failures}};
+  return j.dump();
+}
 
 std::string json_interval(const IntervalReport& report) {
   json j = rate_json(report.total);
@@ -34,7 +129,8 @@ std::string json_interval(const IntervalReport& report) {
 }
 
 std::string json_summary(const IntervalReport& report, const TransferSummary& s) {
-  double rate = s.seconds > 0 ? static_cast<double>(s.bytes) / s.seconds : 0;
+  const std::uint64_t moved = s.bytes - std::min(s.bytes, s.resumed_bytes);
+  double rate = s.seconds > 0 ? static_cast<double>(moved) / s.seconds : 0;
   json j = {{"event", "summary"},
             {"direction", s.direction == Direction::put ? "put" : "get"},
             {"source", s.source},
@@ -49,9 +145,14 @@ std::string json_summary(const IntervalReport& report, const TransferSummary& s)
             {"congestion", s.congestion},
             {"compression", describe(s.compression)},
             {"wire_bytes", s.wire_bytes},
+            {"resumed_bytes", s.resumed_bytes},
+            {"stream_recoveries", s.stream_recoveries},
+            {"attempts", s.attempts},
             {"checksum", {{"algorithm", checksum_name(s.checksum)}, {"value", s.checksum_value}}},
             {"buffers", {{"local", buffers_json(s.local_buffers)}, {"remote", buffers_json(s.remote_buffers)}}},
             {"warnings", s.warnings},
+            {"protection", s.protection},
+            {"identity", s.identity},
             {"final", rate_json(report.total)}};
   if (!s.stream_totals.empty()) {
     j["stream_totals"] = json::array();
@@ -100,6 +201,14 @@ void JsonPrinter::on_finish(const IntervalReport& report, const TransferSummary&
 
 void JsonPrinter::on_queued(unsigned position, unsigned active, unsigned queued) {
   emit(json{{"event", "queued"}, {"position", position}, {"active", active}, {"queued", queued}}.dump());
+}
+
+void JsonPrinter::on_stream_event(const std::string& text) {
+  emit(json{{"event", "stream_recovery"}, {"message", text}}.dump());
+}
+
+void JsonPrinter::on_retry(unsigned next, unsigned total, double delay_seconds, const std::string& reason) {
+  emit(json{{"event", "retry"}, {"attempt", next}, {"of", total}, {"delay_seconds", delay_seconds}, {"reason", reason}}.dump());
 }
 
 void JsonPrinter::on_warning(const std::string& text) { emit(json{{"event", "warning"}, {"message", text}}.dump()); }

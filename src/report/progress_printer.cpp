@@ -1,3 +1,4 @@
+#include <algorithm>
 #include "pxfer/progress_printer.hpp"
 
 #include <cstdio>
@@ -7,7 +8,8 @@
 namespace pxfer {
 
 std::string format_summary(const TransferSummary& s) {
-  double rate = s.seconds > 0 ? static_cast<double>(s.bytes) / s.seconds : 0;
+  // A resumed transfer moved only what the receiver lacked: the rate is of that.
+  double rate = s.seconds > 0 ? static_cast<double>(s.bytes - std::min(s.bytes, s.resumed_bytes)) / s.seconds : 0;
   char head[160];
   std::snprintf(head, sizeof head, "%llu bytes in %.2f s, %.1f MB/s, %.2f Gbit/s, %u streams, block %s",
                 static_cast<unsigned long long>(s.bytes), s.seconds, to_megabytes_per_s(rate),
@@ -21,6 +23,10 @@ std::string format_summary(const TransferSummary& s) {
                   static_cast<unsigned long long>(s.wire_bytes));
     out += buf;
   }
+  if (s.resumed_bytes > 0) out += ", resumed: " + std::to_string(s.resumed_bytes) + " bytes were already there";
+  if (s.stream_recoveries > 0)
+    out += ", " + std::to_string(s.stream_recoveries) + " data stream failures recovered (blocks re-sent on other streams)";
+  if (s.attempts > 1) out += ", attempt " + std::to_string(s.attempts);
   return out;
 }
 
@@ -77,6 +83,7 @@ void ProgressPrinter::on_finish(const IntervalReport& report, const TransferSumm
                  StreamMeter::busy_streams(summary.stream_totals), summary.stream_totals.size());
   std::fprintf(out_, "%s\n%s\n", format_summary(summary).c_str(),
                format_checksum(summary.checksum, summary.checksum_value).c_str());
+  if (!summary.protection.empty()) std::fprintf(out_, "protection: %s\n", summary.protection.c_str());
   std::fflush(out_);
 }
 
@@ -84,6 +91,14 @@ void ProgressPrinter::on_queued(unsigned position, unsigned active, unsigned que
   if (quiet_) return;
   std::fprintf(out_, "queued, position %u (server: %u active, %u queued)\n", position, active, queued);
   std::fflush(out_);
+}
+
+void ProgressPrinter::on_stream_event(const std::string& text) { on_warning(text); }
+
+void ProgressPrinter::on_retry(unsigned next, unsigned total, double delay_seconds, const std::string& reason) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "; retrying in %.1f s (attempt %u of %u), resuming", delay_seconds, next, total);
+  on_warning("transfer failed: " + reason + buf);
 }
 
 void ProgressPrinter::on_warning(const std::string& text) {

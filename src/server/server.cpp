@@ -10,9 +10,16 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <mutex>
 #include <thread>
+#include <unordered_map>
+#include <utility>
 
 #include "net/frame_io.hpp"
+#include "net/race.hpp"
+#include "net/tls.hpp"
+#include <sys/socket.h>
+#include <set>
 #include "pxfer/error.hpp"
 #include "pxfer/file_io.hpp"
 #include "pxfer/host_settings.hpp"
@@ -20,6 +27,8 @@
 #include "io/tree.hpp"
 #include "transfer/transfer.hpp"
 #include "admission.hpp"
+#include "auth.hpp"
+#include "identity.hpp"
 #include "transfer_registry.hpp"
 
 namespace pxfer {
@@ -71,16 +80,110 @@ struct Server::Impl {
   std::mutex connections_mutex;
   std::vector<std::weak_ptr<Connection>> connections;  // to close on stop
   asio::signal_set signals{ioc};
+  // Security: the TLS context, who may connect, and what each identity may touch.
+  server::ServerIdentity identity;
+  net::TlsContextPtr tls;
+  std::optional<server::TokenStore> tokens;
+  std::optional<server::AccessMap> access;
+  std::mutex encrypted_mutex;
+  std::set<wire::Token> encrypted;  // transfers whose data streams must use TLS (--encrypt)
 
   explicit Impl(ServerOptions opt)
       : options(std::move(opt)),
         root(Directory::open_root(options.root, true)),
-        admission(std::make_shared<server::Admission>(options.max_active)) {}
+        admission(std::make_shared<server::Admission>(server::AdmissionLimits{
+            options.max_active, options.max_streams_per_client, options.max_clients, options.max_starts_per_second})) {
+    if (!options.tokens_file.empty()) tokens = server::TokenStore::load(options.tokens_file);
+    if (!options.access_file.empty()) access = server::AccessMap::load(options.access_file);
+    identity = server::load_or_create_identity(options.cert_file, options.key_file, options.state_dir);
+    tls = net::make_server_tls(net::ServerTlsConfig{identity.cert_file, identity.key_file, options.client_ca_file});
+  }
+
+  // What a control session may do, decided once after HELLO.
+  struct Session {
+    std::string identity;
+    std::vector<server::Grant> grants;
+  };
+
+  // Refuses to serve without client authentication, except anonymous on loopback when asked.
+  void check_auth_policy(const asio::ip::address& address) const {
+    bool any = !options.tokens_file.empty() || !options.client_ca_file.empty() || options.anonymous_read;
+    if (options.insecure_no_auth && !address.is_loopback())
+      throw Error(Errc::usage, "--insecure-no-auth is only allowed on a loopback address (127.0.0.1 or [::1]); "
+                               "give --tokens FILE or --client-ca FILE to listen on " + address.to_string());
+    if (!any && !options.insecure_no_auth)
+      throw Error(Errc::usage, "no client authentication configured: give --tokens FILE (create one with "
+                               "`pxferd token create NAME --tokens FILE`), --client-ca FILE, or --anonymous-read; "
+                               "--insecure-no-auth allows anonymous read-write on a loopback address only");
+  }
+
+  Session session_for(const std::string& name, bool anonymous) const {
+    Session s{name, {}};
+    if (access) {
+      s.grants = access->grants_of(name);
+      if (anonymous && !options.insecure_no_auth)
+        for (auto& g : s.grants) g.write = false;
+      if (s.grants.empty() && anonymous && !options.insecure_no_auth) s.grants.push_back(server::Grant{"", false});
+    } else {
+      s.grants.push_back(server::Grant{"", !anonymous || options.insecure_no_auth});
+    }
+    if (s.grants.empty())
+      throw Error(Errc::permission, "identity " + name + " has no access on this server (not in its access file)");
+    return s;
+  }
+
+  // Who the client is: a verified client certificate, else a token, else anonymous if allowed.
+  Session authenticate(const Connection& conn, const wire::Auth& auth) const {
+    const net::TlsInfo* t = conn.tls();
+    if (t && !t->peer_fingerprint.empty() && !options.client_ca_file.empty()) {
+      if (!t->peer_verified)
+        throw Error(Errc::permission, "client certificate refused: " + t->verify_error +
+                                          " (it is not signed by the server's --client-ca)");
+      if (!server::valid_identity_name(t->peer_cn))
+        throw Error(Errc::permission, "client certificate refused: its subject CN is not a valid identity name");
+      spdlog::debug("client={} identity={} authenticated by certificate {}", conn.peer(), t->peer_cn, t->peer_fingerprint);
+      return session_for(t->peer_cn, false);
+    }
+    if (!auth.token.empty()) {
+      std::optional<std::string> name;
+      if (tokens) name = tokens->identify(auth.token);
+      if (!name) {
+        spdlog::warn("client={} authentication failed: unknown token ({})", conn.peer(), server::log_safe_token_id(auth.token));
+        throw Error(Errc::permission, "authentication failed: the token is not valid on this server "
+                                      "(check --token-file or PXFER_TOKEN)");
+      }
+      spdlog::debug("client={} identity={} authenticated by token", conn.peer(), *name);
+      return session_for(*name, false);
+    }
+    if (options.insecure_no_auth || options.anonymous_read) return session_for("anonymous", true);
+    spdlog::warn("client={} refused: no credentials", conn.peer());
+    throw Error(Errc::permission, "authentication required: give a token (--token-file FILE or the PXFER_TOKEN "
+                                  "variable) or a client certificate (--cert FILE --key FILE)");
+  }
+
+  static std::optional<Error> authorize(const Session& s, const std::string& path, bool write) {
+    if (server::allowed(s.grants, path, write)) return std::nullopt;
+    // A path with "..": with rights over the whole root, confinement to the root decides (and
+    // says why); with narrower grants it could climb out of one, so it is refused here.
+    if (!server::normalize_request_path(path)) {
+      if (server::allowed(s.grants, "", write)) return std::nullopt;
+      return Error(Errc::permission, path + ": refused: '..' is not allowed in paths on this server");
+    }
+    return Error(Errc::permission, "identity " + s.identity + " may not " + (write ? "write " : "read ") +
+                                       (path.empty() ? "/" : path) + " on this server" +
+                                       (write && server::allowed(s.grants, path, false) ? " (read-only access)" : ""));
+  }
+
+  bool requires_encryption(const wire::Token& token) {
+    std::lock_guard lock(encrypted_mutex);
+    return encrypted.count(token) > 0;
+  }
 
   void bind() {
     boost::system::error_code ec;
     auto address = asio::ip::make_address(options.listen.host.empty() ? "::" : options.listen.host, ec);
     if (ec) throw Error(Errc::usage, "--listen " + options.listen.host + ": not an IP address (use e.g. 127.0.0.1 or [::1])");
+    check_auth_policy(address);
     tcp::endpoint ep(address, options.listen.port);
     acceptor.open(ep.protocol(), ec);
     if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
@@ -99,6 +202,59 @@ struct Server::Impl {
     connections.push_back(conn);
   }
 
+  // Open connections per source address and in total (--max-connections, and -per-address).
+  struct ConnectionCount {
+    std::mutex mutex;
+    unsigned total = 0;
+    std::unordered_map<std::string, unsigned> per_address;
+    std::unordered_map<std::string, Clock::time_point> refusal_logged;  // once a minute per address
+  };
+  ConnectionCount counts;
+
+  // Held by each accepted connection's coroutine for its whole life.
+  class CountedConnection {
+   public:
+    CountedConnection(ConnectionCount& c, std::string address) : c_(&c), address_(std::move(address)) {}
+    CountedConnection(CountedConnection&& o) noexcept : c_(std::exchange(o.c_, nullptr)), address_(std::move(o.address_)) {}
+    CountedConnection& operator=(CountedConnection&&) = delete;
+    ~CountedConnection() {
+      if (!c_) return;
+      std::lock_guard lock(c_->mutex);
+      --c_->total;
+      auto it = c_->per_address.find(address_);
+      if (it != c_->per_address.end() && --it->second == 0) c_->per_address.erase(it);
+    }
+
+   private:
+    ConnectionCount* c_;
+    std::string address_;
+  };
+
+  // Counts the connection in, or says why it is refused ("" = admitted).
+  std::string admit_connection(const std::string& address) {
+    std::lock_guard lock(counts.mutex);
+    unsigned& mine = counts.per_address[address];
+    std::string why;
+    if (options.max_connections > 0 && counts.total >= options.max_connections)
+      why = "--max-connections " + std::to_string(options.max_connections) + " reached";
+    else if (options.max_connections_per_address > 0 && mine >= options.max_connections_per_address)
+      why = "--max-connections-per-address " + std::to_string(options.max_connections_per_address) + " reached";
+    if (why.empty()) {
+      ++counts.total;
+      ++mine;
+      return why;
+    }
+    if (mine == 0) counts.per_address.erase(address);
+    auto now = Clock::now();
+    auto [it, first] = counts.refusal_logged.try_emplace(address, now);
+    if (first || now - it->second >= std::chrono::minutes(1)) {
+      it->second = now;
+      if (counts.refusal_logged.size() > 10000) counts.refusal_logged.clear();  // bounded memory
+      spdlog::warn("client={} connection refused: {} (logged once a minute per address)", address, why);
+    }
+    return why;
+  }
+
   awaitable<void> accept_loop() {
     for (;;) {
       tcp::socket socket(asio::make_strand(ioc));
@@ -106,11 +262,66 @@ struct Server::Impl {
       if (ec) {
         if (stopping || ec == asio::error::operation_aborted) co_return;
         spdlog::warn("accept failed: {}", ec.message());
+        // Out of descriptors (EMFILE/ENFILE) or memory: pause instead of spinning on the error.
+        asio::steady_timer pause(acceptor.get_executor(), std::chrono::milliseconds(100));
+        co_await pause.async_wait(use_tuple);
         continue;
       }
+      boost::system::error_code peer_ec;
+      auto peer = socket.remote_endpoint(peer_ec);
+      std::string address = peer_ec ? std::string("?") : peer.address().to_string();
+      if (!admit_connection(address).empty()) {
+        socket.close(peer_ec);
+        continue;
+      }
+      CountedConnection counted(counts, std::move(address));
       auto ex = socket.get_executor();
-      asio::co_spawn(ex, serve_connection(net::make_tcp_connection(std::move(socket))), asio::detached);
+      asio::co_spawn(ex, serve_counted(std::move(counted), net::make_tcp_connection(std::move(socket))), asio::detached);
     }
+  }
+
+  // `counted` lives in this coroutine's frame: the connection counts until serve_socket returns.
+  awaitable<void> serve_counted([[maybe_unused]] CountedConnection counted, std::shared_ptr<Connection> plain) {
+    co_await serve_socket(std::move(plain));
+  }
+
+  // The first byte tells TLS (a handshake record, 0x16) from a clear pxfer frame (a big-endian
+  // length, whose first byte is 0 for every frame within the limits): control connections and
+  // --encrypt data streams speak TLS, other data streams attach in the clear.
+  static awaitable<int> peek_first_byte(tcp::socket& socket) {
+    auto [ec] = co_await socket.async_wait(tcp::socket::wait_read, use_tuple);
+    if (ec) co_return -1;
+    std::uint8_t byte = 0;
+    ssize_t n = ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    co_return n == 1 ? byte : -1;
+  }
+
+  static awaitable<void> sleep_for(std::chrono::milliseconds d) {
+    asio::steady_timer timer(co_await asio::this_coro::executor, d);
+    co_await timer.async_wait(asio::use_awaitable);
+  }
+
+  awaitable<void> serve_socket(std::shared_ptr<Connection> plain) {
+    track(plain);
+    std::shared_ptr<Connection> conn = plain;
+    try {
+      auto first = co_await net::first_of(peek_first_byte(plain->socket()), sleep_for(options.hello_timeout));
+      if (!first || *first < 0 || stopping) {
+        plain->close();
+        co_return;
+      }
+      if (*first == 0x16) {
+        conn = net::make_tls_connection(std::move(plain->socket()), tls);
+        track(conn);
+        const std::string none;
+        co_await net::tls_handshake(*conn, true, none, none);
+      }
+    } catch (const Error& e) {
+      spdlog::debug("{}: {}", conn->peer(), e.what());
+      conn->close();
+      co_return;
+    }
+    co_await serve_connection(conn);
   }
 
   // The first frame says what a connection is: HELLO opens a control session, ATTACH joins a
@@ -125,7 +336,12 @@ struct Server::Impl {
       }
       wire::Message message = std::move(*first);
       if (auto* hello = std::get_if<wire::Hello>(&message)) {
-        co_await control_session(conn, *hello);
+        if (conn->tls()) {
+          co_await control_session(conn, *hello);
+        } else {
+          Error clear(Errc::protocol, "control connections must use TLS 1.3; this client is too old for this server");
+          co_await net::send_error_quietly(*conn, clear);
+        }
       } else if (auto* attach = std::get_if<wire::Attach>(&message)) {
         co_await data_session(conn, *attach);
       } else {
@@ -148,13 +364,51 @@ struct Server::Impl {
       co_return;
     }
     enable_keepalive(conn->socket().native_handle(), 60);
-    wire::Message reply = wire::HelloOk{wire::protocol_version, hello.capabilities & wire::our_capabilities,
-                                        "pxferd/0.1", wire::max_block_size};
+    const std::uint64_t reply_caps = hello.capabilities & wire::our_capabilities;
+    wire::Message reply = wire::HelloOk{wire::protocol_version, reply_caps, "pxferd/0.1", wire::max_block_size};
     co_await net::send_message(*conn, reply);
+    // Credentials next: AUTH, checked against the client certificate, the tokens and the policy.
+    std::optional<Session> session;
+    std::optional<Error> refused;
+    {
+      auto first = co_await net::read_message_within(*conn, options.hello_timeout);
+      if (!first) co_return;
+      wire::Message auth_message = std::move(*first);
+      try {
+        session = authenticate(*conn, net::expect<wire::Auth>(std::move(auth_message), conn->peer()));
+      } catch (const Error& e) {
+        refused = e;
+      }
+    }
+    if (refused) {
+      co_await net::send_error_quietly(*conn, *refused);
+      co_return;
+    }
+    std::uint8_t rights = 0;
+    for (const auto& g : session->grants) rights |= g.write ? (wire::right_read | wire::right_write) : wire::right_read;
+    wire::Message auth_ok = wire::AuthOk{session->identity, rights};
+    co_await net::send_message(*conn, auth_ok);
     for (;;) {
-      wire::Message message = co_await net::read_message(*conn);
+      auto next = co_await net::read_message_within(*conn, options.idle_timeout);
+      if (!next) {
+        spdlog::info("client={} identity={} idle for {}s, control session closed", conn->peer(), session->identity,
+                     std::chrono::duration_cast<std::chrono::seconds>(options.idle_timeout).count());
+        co_return;
+      }
+      wire::Message message = std::move(*next);
+      std::optional<Error> denied;
+      if (auto* o = std::get_if<wire::Open>(&message)) denied = authorize(*session, o->path, o->direction == wire::Direction::put);
+      else if (auto* r = std::get_if<wire::Remove>(&message)) denied = authorize(*session, r->path, true);
+      else if (auto* m = std::get_if<wire::Mkdir>(&message)) denied = authorize(*session, m->path, true);
+      else if (auto* l = std::get_if<wire::List>(&message)) denied = authorize(*session, l->path, false);
+      if (denied) {
+        spdlog::info("client={} identity={} refused: {}", conn->peer(), session->identity, denied->what());
+        wire::Message answer = done_or_error(denied);
+        co_await net::send_message(*conn, answer);
+        continue;
+      }
       if (auto* open = std::get_if<wire::Open>(&message)) {
-        co_await serve_transfer(conn, *open);
+        co_await serve_transfer(conn, *open, reply_caps);
       } else if (auto* ping = std::get_if<wire::Ping>(&message)) {
         wire::Message pong = wire::Pong{ping->nonce};
         co_await net::send_message(*conn, pong);
@@ -180,7 +434,7 @@ struct Server::Impl {
           co_await net::send_message(*conn, part);
         }
       } else if (std::holds_alternative<wire::InfoRequest>(message)) {
-        wire::Message info = wire::Info{to_entries(read_host_settings(conn->socket().native_handle()))};
+        wire::Message info = wire::Info{info_entries(*conn)};
         co_await net::send_message(*conn, info);
       } else {
         throw Error(Errc::protocol, std::string("unexpected ") + wire::type_name(wire::type_of(message)));
@@ -201,15 +455,61 @@ struct Server::Impl {
     settings.compression = CompressionSetting{static_cast<CompressMode>(open.compress_mode), open.compress_level};
     if (open.flags & wire::open_want_stats)
       settings.stats_interval = std::chrono::milliseconds(std::max<std::uint32_t>(open.stats_interval_ms, 100));
+    // The client's stall timeout, within sane bounds: heartbeats go four times per period.
+    if (open.stall_timeout_ms > 0)
+      settings.stall_timeout = std::chrono::milliseconds(std::clamp<std::uint32_t>(open.stall_timeout_ms, 400, 3'600'000));
     if (open.direction == wire::Direction::get) return transfer::Transfer::sending(ex, FileSource(root, open.path), settings);
-    auto sink = std::make_unique<FileSink>(root, open.path, open.size, (open.flags & wire::open_overwrite) != 0);
+    SinkOptions sink_options{(open.flags & wire::open_overwrite) != 0, (open.flags & wire::open_no_resume) == 0,
+                             (open.flags & wire::open_sync) != 0, open.block_size, open.mtime_ns,
+                             options.partial_max_age.count()};
+    auto sink = std::make_unique<FileSink>(root, open.path, open.size, sink_options);
     return transfer::Transfer::receiving(ex, std::move(sink), settings);
   }
 
-  // Waits for an admission slot, telling the client its place in line (QUEUED frames).
-  awaitable<std::unique_ptr<server::Admission::Slot>> wait_for_slot(std::shared_ptr<Connection> conn,
-                                                                     const wire::Open& open) {
+  // The client as admission control counts it: its address (an IPv4-mapped IPv6 address as IPv4).
+  static std::string client_address(Connection& conn) {
+    boost::system::error_code ec;
+    auto ep = conn.socket().remote_endpoint(ec);
+    if (ec) return conn.peer();
+    auto address = ep.address();
+    if (address.is_v6() && address.to_v6().is_v4_mapped())
+      address = asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6());
+    return address.to_string();
+  }
+
+  // INFO (pxfer doctor): the host's TCP settings and the server's load.
+  std::vector<std::pair<std::string, std::string>> info_entries(Connection& conn) {
+    auto entries = to_entries(read_host_settings(conn.socket().native_handle()));
+    auto load = admission->load();
+    entries.emplace_back("active", std::to_string(load.active));
+    entries.emplace_back("queued", std::to_string(load.queued));
+    entries.emplace_back("max_active", std::to_string(load.max_active));
+    entries.emplace_back("clients", std::to_string(load.clients));
+    entries.emplace_back("client_streams", std::to_string(admission->streams_of(client_address(conn))));
+    return entries;
+  }
+
+  // OPEN_OK, with the granted stream count and the server's load for a client that understands them.
+  wire::Message open_ok_for(const wire::Token& token, const transfer::Transfer& t, const wire::Open& open,
+                            std::uint64_t caps) {
+    wire::OpenOk ok{token, t.file_size(), open.block_size, t.source_mtime_ns()};
+    if (caps & wire::cap_admission) {
+      auto load = admission->load();
+      ok.has_admission = true;
+      ok.streams = open.streams;
+      ok.active = load.active;
+      ok.queued = load.queued;
+      ok.max_active = load.max_active;
+    }
+    return ok;
+  }
+
+  // Waits for an admission slot, telling the client its place in line (QUEUED frames). Lowers
+  // open.streams to what was granted (--max-streams-per-client) when the client can take fewer.
+  awaitable<std::unique_ptr<server::Admission::Slot>> wait_for_slot(std::shared_ptr<Connection> conn, wire::Open& open,
+                                                                     std::uint64_t caps) {
     const auto queued_at = Clock::now();
+    const std::string client = client_address(*conn);
     // Named, not a temporary in the co_await below: g++ 12 mishandles those.
     server::Admission::OnWait tell_client = [conn, path = open.path](server::QueueState s) -> awaitable<void> {
       spdlog::info("client={} path={} queued position={} active={} queued={}", conn->peer(), path, s.position, s.active,
@@ -217,22 +517,27 @@ struct Server::Impl {
       wire::Message queued = wire::Queued{s.position, s.active, s.queued};
       co_await net::send_message(*conn, queued);
     };
-    auto slot = co_await admission->admit(options.queue_timeout, tell_client);
+    server::AdmissionPolicy::Request request{client, open.streams, (caps & wire::cap_admission) != 0};
+    auto slot = co_await admission->admit(request, options.queue_timeout, tell_client);
+    const unsigned asked = open.streams;
+    open.streams = static_cast<std::uint16_t>(slot->streams());
     double waited = std::chrono::duration<double>(Clock::now() - queued_at).count();
-    // One info line per transfer is the rule; an admission is only news when the transfer waited.
-    spdlog::log(waited > 0.001 ? spdlog::level::info : spdlog::level::debug,
-                "client={} path={} admitted active={} max_active={} waited={:.2f}s", conn->peer(), open.path,
-                admission->active(), admission->max_active(), waited);
+    // One info line per transfer is the rule; an admission is only news when the transfer waited
+    // or was granted fewer streams than it asked for.
+    spdlog::log(waited > 0.001 || asked != open.streams ? spdlog::level::info : spdlog::level::debug,
+                "client={} path={} admitted active={} max_active={} waited={:.2f}s streams={} asked={} client_streams={}",
+                conn->peer(), open.path, admission->active(), admission->max_active(), waited, open.streams, asked,
+                admission->streams_of(client));
     co_return slot;
   }
 
-  awaitable<void> serve_transfer(std::shared_ptr<Connection> conn, const wire::Open& open) {
+  awaitable<void> serve_transfer(std::shared_ptr<Connection> conn, wire::Open& open, std::uint64_t caps) {
     const char* direction = open.direction == wire::Direction::put ? "put" : "get";
     std::shared_ptr<transfer::Transfer> t;
     std::unique_ptr<server::Admission::Slot> slot;
     std::optional<Error> refused;
     try {
-      slot = co_await wait_for_slot(conn, open);
+      slot = co_await wait_for_slot(conn, open, caps);
     } catch (const Error& e) {
       refused = e;
     }
@@ -247,18 +552,27 @@ struct Server::Impl {
       co_return;
     }
     auto token = registry.add(t);
+    if (open.flags & wire::open_encrypt) {
+      std::lock_guard lock(encrypted_mutex);
+      encrypted.insert(token);
+    }
     t->arm_attach_deadline();
     auto start = Clock::now();
     std::string checksum;
     std::optional<Error> failure;
     try {
-      wire::Message open_ok = wire::OpenOk{token, t->file_size(), open.block_size};
+      wire::Message open_ok = open_ok_for(token, *t, open, caps);
       co_await net::send_message(*conn, open_ok);
+      co_await t->exchange_have(*conn);
       checksum = co_await t->run_control(*conn);
     } catch (const Error& e) {
       failure = e;
     }
     registry.remove(token);
+    {
+      std::lock_guard lock(encrypted_mutex);
+      encrypted.erase(token);
+    }
     double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     double rate = seconds > 0 ? static_cast<double>(t->bytes_moved()) / seconds / 1e6 : 0;
     std::string sum = format_checksum(t->settings().checksum, checksum);
@@ -269,15 +583,22 @@ struct Server::Impl {
       co_await net::send_error_quietly(*conn, *failure);
       throw *failure;  // the control connection is in an unknown state: end the session
     }
-    spdlog::info("client={} path={} direction={} bytes={} seconds={:.3f} streams={} rate={:.1f}MB/s {} result=ok",
-                 conn->peer(), open.path, direction, t->file_size(), seconds, open.streams, rate, sum);
+    spdlog::info("client={} path={} direction={} bytes={} resumed={} recovered_streams={} seconds={:.3f} streams={} "
+                 "rate={:.1f}MB/s {} result=ok",
+                 conn->peer(), open.path, direction, t->file_size(), t->resumed_bytes(), t->stream_recoveries(), seconds,
+                 open.streams, rate, sum);
   }
 
   awaitable<void> data_session(std::shared_ptr<Connection> conn, const wire::Attach& attach) {
+    if (!conn->tls() && requires_encryption(attach.token)) {
+      Error clear(Errc::permission, "this transfer requires TLS on its data streams (--encrypt)");
+      co_await net::send_error_quietly(*conn, clear);
+      co_return;
+    }
     auto t = registry.find(attach.token);
-    if (!t || !t->claim_stream(attach.stream)) {
-      // Same answer for an unknown token and a taken slot: nothing to learn by guessing.
-      Error refused(Errc::permission, "unknown or used session token");
+    if (!t || !t->claim_stream(attach.stream, conn)) {
+      // Same answer for an unknown token and a finished transfer: nothing to learn by guessing.
+      Error refused(Errc::permission, "unknown or expired session token");
       co_await net::send_error_quietly(*conn, refused);
       co_return;
     }
@@ -307,6 +628,12 @@ Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(o
 Server::~Server() = default;
 
 std::uint16_t Server::port() const { return impl_->acceptor.local_endpoint().port(); }
+
+std::string Server::fingerprint() const { return impl_->identity.fingerprint; }
+
+bool Server::created_identity() const { return impl_->identity.created; }
+
+std::string Server::certificate_file() const { return impl_->identity.cert_file; }
 
 std::string Server::listen_address() const { return net::endpoint_text(impl_->acceptor.local_endpoint()); }
 

@@ -49,7 +49,14 @@ struct Settings {
   // over the control connection at this interval (--stream-stats on the receiving client).
   std::chrono::milliseconds stats_interval{0};
   CompressionSetting compression;  // used by the sending side
+  // A data stream that hears nothing from its peer this long is closed and replaced; heartbeats
+  // (PING) go out on a quiet stream four times per period, so only a dead path stays silent.
+  std::chrono::milliseconds stall_timeout{60'000};
 };
+
+// Data-stream failures that another connection can recover from: the connection broke or went
+// silent. Anything else (a protocol violation, a local write error) ends the transfer.
+bool stream_recoverable(const Error& error);
 
 enum class Role { send, receive };
 
@@ -63,6 +70,8 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   Role role() const { return role_; }
   const Settings& settings() const { return settings_; }
   std::uint64_t file_size() const { return planner_.file_size(); }
+  // The sender's source mtime (identifies the source for a resume); 0 on the receiving side.
+  std::int64_t source_mtime_ns() const { return source_ ? source_->mtime_ns() : 0; }
   StreamStats& stream(std::size_t index) { return *stats_[index]; }
   std::size_t stream_count() const { return stats_.size(); }
   std::uint64_t bytes_moved() const;
@@ -70,10 +79,40 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   std::uint64_t wire_bytes() const { return wire_bytes_.load(); }
   std::uint64_t raw_bytes() const { return raw_bytes_.load(); }
 
-  // Reserves stream slot `index` for a data connection; false if out of range or taken.
-  bool claim_stream(std::uint16_t index);
-  // Moves blocks over one data connection until this side has nothing more to do on it.
+  // Gives stream slot `index` to `conn`; false if out of range or the transfer is over. A slot
+  // still held by an earlier connection is taken over: that connection is closed and its
+  // unacknowledged blocks go back to the queue (the peer saw it fail before we did).
+  bool claim_stream(std::uint16_t index, std::shared_ptr<Connection> conn);
+  // Moves blocks over one data connection until this side has nothing more to do on it. When
+  // the connection fails, its unacknowledged blocks go back to the queue for the other streams;
+  // a failure that a new connection cannot cure (see stream_recoverable) also fails the transfer.
   awaitable<void> run_stream(std::shared_ptr<Connection> conn, std::uint16_t index);
+  // True once the transfer failed or every block is where it belongs: no stream is worth
+  // reconnecting any more.
+  bool over() const;
+  // A stream the client stopped reconnecting; when it was the last one, the transfer fails.
+  void give_up_stream(std::uint16_t index, const Error& why);
+
+  // Right after OPEN_OK, on the control connection: the receiver sends what it kept from an
+  // earlier attempt (HAVE frames, at least one), the sender reads them, skips those blocks, and
+  // only then lets its streams send.
+  awaitable<void> exchange_have(Connection& control);
+  // Resume. The receiver's blocks kept from an earlier attempt (checked against the journal
+  // when the sink was opened), as HAVE frames for the sender.
+  std::vector<wire::Have> have_frames() const;
+  // The sender skips what the receiver has (its checksum still covers those blocks: they are
+  // read from the source here). Returns false for a HAVE that does not fit the file.
+  bool apply_have(const wire::Have& have);
+  // Every block is at the receiver already (an empty file, or all resumed): no stream is needed.
+  bool nothing_to_move() const;
+  // The sender may start sending blocks (after the receiver's HAVE frames were applied).
+  void start_sending();
+  // Bytes not moved because the receiver had them already.
+  std::uint64_t resumed_bytes() const { return resumed_bytes_.load(); }
+  // Data streams that broke or stalled and whose blocks went to other streams.
+  std::uint64_t stream_recoveries() const { return recoveries_.load(); }
+  // Told of every stream that broke or stalled and was replaced (one line each).
+  void on_stream_event(std::function<void(const std::string&)> listener) { stream_event_listener_ = std::move(listener); }
   // The control connection's part: the sender waits for every block to be acknowledged, then
   // sends COMMIT and awaits the receiver's RESULT; the receiver awaits COMMIT while its streams
   // finish, verifies the checksum, renames the file into place and answers RESULT.
@@ -86,25 +125,42 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   void on_peer_stats(std::function<void(wire::Stats)> listener) { peer_stats_listener_ = std::move(listener); }
 
   // Ends the transfer with `error` (the first one wins): closes every data connection and removes
-  // the temporary file.
+  // the temporary file, or keeps it for a resume when the error allows one.
   void fail(const Error& error);
-  // Starts the watchdog that fails the transfer if not every stream attached in time.
+  // Starts the watchdog that fails the transfer if not every stream attached in time, or if no
+  // stream is left for that long (the client gave up, or the path died).
   void arm_attach_deadline();
 
  private:
   Transfer(boost::asio::any_io_executor ex, Role role, Settings settings, std::uint64_t size);
-  awaitable<void> send_blocks(Connection& conn, StreamStats& stats);
-  awaitable<void> receive_acks(Connection& conn);
-  awaitable<void> receive_blocks(Connection& conn, StreamStats& stats);
-  awaitable<void> send_compressible(Connection& conn, StreamStats& stats, Block block, std::vector<std::uint8_t>& buffer,
+  struct StreamRun;
+  struct Slot {
+    std::shared_ptr<Connection> connection;  // the one moving data on it now, if any
+    bool ever_attached = false;
+    std::string broke;  // why its last connection failed, until a new one attaches
+  };
+  awaitable<void> send_blocks(Connection& conn, StreamRun& run);
+  awaitable<void> receive_acks(Connection& conn, StreamRun& run);
+  awaitable<void> receive_blocks(Connection& conn, StreamRun& run);
+  awaitable<void> watch_progress(Connection& conn, StreamRun& run);
+  awaitable<void> send_block(Connection& conn, StreamRun& run, Block block, std::vector<std::uint8_t>& buffer);
+  awaitable<void> send_compressible(Connection& conn, StreamRun& run, Block block, std::vector<std::uint8_t>& buffer,
                                     BlockCompressor& compressor);
-  awaitable<void> finish_received_block(Connection& conn, StreamStats& stats, const wire::BlockHeader& header);
+  awaitable<void> finish_received_block(Connection& conn, StreamRun& run, const wire::BlockHeader& header,
+                                        std::uint32_t adler);
   awaitable<void> wait_streams();
+  void release_slot(std::uint16_t index, const Connection& conn);
+  void check_complete();
+  void wake_idle_streams();
+  void tell_stream_event(const std::string& text);
+  void verify_resumed_blocks();
   awaitable<void> watch_peer(Connection& control);
+  awaitable<std::string> send_control(Connection& control);
+  awaitable<void> keep_control_alive(Connection& control);
+  awaitable<wire::Message> read_control(Connection& control);
   awaitable<void> report_stats(std::shared_ptr<Connection> control);
   awaitable<std::string> commit_as_sender(Connection& control);
   awaitable<std::string> commit_as_receiver(Connection& control);
-  void stream_finished();
   void signal_done();
   void cancel_attach_deadline();
 
@@ -116,11 +172,18 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   std::unique_ptr<FileDigest> digest_;
   std::vector<std::unique_ptr<StreamStats>> stats_;
 
-  std::mutex mutex_;
-  std::vector<bool> claimed_;
+  mutable std::mutex mutex_;
+  std::vector<Slot> slots_;
   std::vector<std::weak_ptr<Connection>> connections_;
-  std::size_t finished_ = 0;
+  std::vector<std::weak_ptr<boost::asio::steady_timer>> idle_timers_;  // streams waiting for work
+  std::size_t given_up_ = 0;
   std::optional<Error> error_;
+  std::atomic<bool> ready_{false};  // sender: the receiver's HAVE frames were applied
+  std::vector<bool> resumed_;       // receiver: blocks kept from an earlier attempt
+  std::atomic<std::uint64_t> resumed_bytes_{0};
+  std::atomic<std::uint64_t> recoveries_{0};
+  std::atomic<std::chrono::steady_clock::rep> control_heard_{std::chrono::steady_clock::now().time_since_epoch().count()};
+  std::function<void(const std::string&)> stream_event_listener_;
   bool done_signalled_ = false;
   boost::asio::experimental::concurrent_channel<void(boost::system::error_code)> done_;
   boost::asio::any_io_executor executor_;

@@ -34,6 +34,8 @@ struct Encode {
     put_count<Count>(v.size());
     return true;
   }
+  // Optional trailing fields (a capability's extension): written when `present`.
+  bool tail(const bool& present) { return present; }
 
  private:
   template <class Count>
@@ -61,6 +63,11 @@ struct Decode {
     v.resize(n);
     return true;
   }
+  // Optional trailing fields: present when the payload goes on.
+  bool tail(bool& present) {
+    present = !r.at_end();
+    return present;
+  }
 };
 
 template <class IO, class M>
@@ -68,6 +75,18 @@ void enum8(IO& io, M& e) {
   auto v = static_cast<std::uint8_t>(e);
   io.u8(v);
   e = static_cast<M>(v);
+}
+
+// Signed nanoseconds travel as their two's-complement u64.
+template <class IO, class T>
+void mtime(IO& io, T& ns) {
+  if constexpr (std::is_same_v<IO, Decode>) {
+    std::uint64_t v = 0;
+    io.u64(v);
+    ns = static_cast<std::int64_t>(v);
+  } else {
+    io.u64(static_cast<std::uint64_t>(ns));
+  }
 }
 
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Hello> {
@@ -99,11 +118,25 @@ template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std
   io.u32(m.stats_interval_ms);
   io.u8(m.compress_mode);
   io.u8(m.compress_level);
+  mtime(io, m.mtime_ns);
+  io.u32(m.stall_timeout_ms);
 }
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, OpenOk> {
   io.token(m.token);
   io.u64(m.size);
   io.u32(m.block_size);
+  mtime(io, m.mtime_ns);
+  if (!io.tail(m.has_admission)) return;  // cap_admission
+  io.u16(m.streams);
+  io.u32(m.active);
+  io.u32(m.queued);
+  io.u32(m.max_active);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Have> {
+  io.u8(m.more);
+  io.u32(m.first_block);
+  if (!io.template count<std::uint32_t>(m.bitmap, max_have_bytes)) return;
+  for (auto& byte : m.bitmap) io.u8(byte);
 }
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Attach> {
   io.token(m.token);
@@ -153,6 +186,13 @@ template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std
   io.u32(m.queued);
 }
 template <class IO, class H> void fields(IO&, H&) requires std::same_as<std::remove_const_t<H>, Done> {}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Auth> {
+  io.str(m.token, max_auth_token);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, AuthOk> {
+  io.str(m.identity, max_identity_length);
+  io.u8(m.rights);
+}
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Remove> {
   io.str(m.path, max_path_length);
 }
@@ -163,19 +203,11 @@ template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std
   io.str(m.path, max_path_length);
 }
 template <class IO, class E> void entry_fields(IO& io, E& e) {
-  if constexpr (std::is_same_v<IO, Decode>) {
-    enum8(io, e.kind);
-    io.u64(e.size);
-    io.u32(e.mode);
-    std::uint64_t mtime = 0;
-    io.u64(mtime);
-    e.mtime_ns = static_cast<std::int64_t>(mtime);
-  } else {
-    io.u8(static_cast<std::uint8_t>(e.kind));
-    io.u64(e.size);
-    io.u32(e.mode);
-    io.u64(static_cast<std::uint64_t>(e.mtime_ns));
-  }
+  if constexpr (std::is_same_v<IO, Decode>) enum8(io, e.kind);
+  else io.u8(static_cast<std::uint8_t>(e.kind));
+  io.u64(e.size);
+  io.u32(e.mode);
+  mtime(io, e.mtime_ns);
   io.str(e.relative_path, max_path_length);
 }
 // Smallest encoded entry: kind, size, mode, mtime and an empty path's length.
@@ -220,6 +252,9 @@ template <> constexpr FrameType type_for<Done>() { return FrameType::done; }
 template <> constexpr FrameType type_for<List>() { return FrameType::list; }
 template <> constexpr FrameType type_for<Listing>() { return FrameType::listing; }
 template <> constexpr FrameType type_for<Mkdir>() { return FrameType::mkdir; }
+template <> constexpr FrameType type_for<Have>() { return FrameType::have; }
+template <> constexpr FrameType type_for<Auth>() { return FrameType::auth; }
+template <> constexpr FrameType type_for<AuthOk>() { return FrameType::auth_ok; }
 
 void put_header(std::uint8_t* out, FrameType type, std::uint32_t length) {
   std::vector<std::uint8_t> tmp;
@@ -281,6 +316,9 @@ const char* type_name(FrameType type) noexcept {
     case FrameType::list: return "LIST";
     case FrameType::listing: return "LISTING";
     case FrameType::mkdir: return "MKDIR";
+    case FrameType::have: return "HAVE";
+    case FrameType::auth: return "AUTH";
+    case FrameType::auth_ok: return "AUTH_OK";
   }
   return "UNKNOWN";
 }
@@ -309,7 +347,10 @@ std::uint32_t max_payload(FrameType type) noexcept {
     case FrameType::remove:
     case FrameType::list:
     case FrameType::listing:
-    case FrameType::mkdir: return max_control_payload;
+    case FrameType::mkdir:
+    case FrameType::have: return max_control_payload;
+    case FrameType::auth:     // the token and identity fields have their own, smaller limits
+    case FrameType::auth_ok: return max_control_payload;
   }
   return 0;
 }
@@ -351,7 +392,14 @@ DecodeStatus decode_message(const FrameHeader& header, std::span<const std::uint
       }
       break;
     }
-    case FrameType::open_ok: st = decode_as<OpenOk>(payload, out); break;
+    case FrameType::open_ok: {
+      st = decode_as<OpenOk>(payload, out);
+      if (st == DecodeStatus::ok) {
+        const auto& o = std::get<OpenOk>(out);
+        if (o.has_admission && (o.streams == 0 || o.streams > max_streams)) return DecodeStatus::bad_field;
+      }
+      break;
+    }
     case FrameType::attach: st = decode_as<Attach>(payload, out); break;
     case FrameType::attach_ok: st = decode_as<AttachOk>(payload, out); break;
     case FrameType::ack: st = decode_as<Ack>(payload, out); break;
@@ -369,6 +417,18 @@ DecodeStatus decode_message(const FrameHeader& header, std::span<const std::uint
     case FrameType::done: st = decode_as<Done>(payload, out); break;
     case FrameType::list: st = decode_as<List>(payload, out); break;
     case FrameType::mkdir: st = decode_as<Mkdir>(payload, out); break;
+    case FrameType::have: {
+      st = decode_as<Have>(payload, out);
+      if (st == DecodeStatus::ok && std::get<Have>(out).more > 1) return DecodeStatus::bad_field;
+      break;
+    }
+    case FrameType::auth: st = decode_as<Auth>(payload, out); break;
+    case FrameType::auth_ok: {
+      st = decode_as<AuthOk>(payload, out);
+      if (st == DecodeStatus::ok && (std::get<AuthOk>(out).rights & ~(right_read | right_write)) != 0)
+        return DecodeStatus::bad_field;
+      break;
+    }
     case FrameType::listing: {
       st = decode_as<Listing>(payload, out);
       if (st == DecodeStatus::ok) {
@@ -434,6 +494,23 @@ std::vector<Listing> split_listing(std::vector<ListEntry> entries) {
     used += bytes;
     frames.back().entries.push_back(std::move(e));
   }
+  return frames;
+}
+
+std::vector<Have> split_have(const std::vector<bool>& present) {
+  constexpr std::size_t blocks_per_frame = max_have_bytes * 8;
+  std::vector<Have> frames;
+  for (std::size_t first = 0; first < present.size() || frames.empty(); first += blocks_per_frame) {
+    Have h;
+    h.first_block = static_cast<std::uint32_t>(first);
+    std::size_t n = std::min(blocks_per_frame, present.size() - first);
+    h.bitmap.assign((n + 7) / 8, 0);
+    for (std::size_t i = 0; i < n; ++i)
+      if (present[first + i]) h.bitmap[i / 8] |= static_cast<std::uint8_t>(1u << (i % 8));
+    h.more = 1;
+    frames.push_back(std::move(h));
+  }
+  frames.back().more = 0;
   return frames;
 }
 

@@ -124,7 +124,9 @@ std::uint64_t wait_for_progress(ChildProcess& client, std::chrono::milliseconds 
   return seen;
 }
 
-// SIGTERM to pxferd in the middle of a 1 GiB transfer, in either direction.
+// SIGTERM to pxferd in the middle of a 1 GiB transfer, in either direction: nothing under the
+// final name, the partial file kept hidden, and the same command against a restarted server
+// resumes.
 class SigtermDuringTransfer : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(SigtermDuringTransfer, ServerExitsAndNothingIsLeftBehind) {
@@ -167,10 +169,18 @@ TEST_P(SigtermDuringTransfer, ServerExitsAndNothingIsLeftBehind) {
   EXPECT_EQ(std::count(client.err().begin(), client.err().end(), '\n'), 1) << client.err();
 
   EXPECT_FALSE(path_exists(receiving_dir + "/big.bin")) << "a partial file was left under the final name";
-  EXPECT_EQ(hidden_temporaries(receiving_dir), std::vector<std::string>{});
+  EXPECT_EQ(hidden_temporaries(receiving_dir), resumable_leftovers("big.bin"));
   if (!put) {
     EXPECT_EQ(file_size(source), size) << "the source of the get was changed";
   }
+
+  ServerProcess restarted(root);
+  RunResult again = put ? run_pxfer("put", source, restarted.url("big.bin"), "-p", "2")
+                        : run_pxfer("get", restarted.url("big.bin"), local + "/big.bin", "-p", "2");
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("resumed: "), std::string::npos) << again.out;
+  EXPECT_TRUE(files_equal(source, receiving_dir + "/big.bin"));
+  EXPECT_EQ(hidden_temporaries(receiving_dir), std::vector<std::string>{});
 }
 
 INSTANTIATE_TEST_SUITE_P(Server, SigtermDuringTransfer, ::testing::Values("put", "get"),
@@ -254,11 +264,15 @@ TEST(Server, ClientKilledDuringPutIsLoggedAndReleased) {
   EXPECT_EQ(count_lines_containing(log, "result=failed"), 1u) << log;
   EXPECT_EQ(count_lines_containing(log, "multiple exceptions"), 0u) << log;
   EXPECT_EQ(open_files_of(server.pid(), root + "/"), std::vector<std::string>{});
-  EXPECT_EQ(list_dir(root), std::vector<std::string>{});
+  // Only the hidden partial file and its journal stay, for a resume.
+  EXPECT_EQ(list_dir(root), resumable_leftovers("big.bin"));
 
-  RunResult r = run_pxfer("put", src, server.url("again.bin"), "-p", "2");
+  // The same command again sends only what is missing.
+  RunResult r = run_pxfer("put", src, server.url("big.bin"), "-p", "2");
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(files_equal(src, root + "/again.bin"));
+  EXPECT_NE(r.out.find("resumed: "), std::string::npos) << r.out;
+  EXPECT_TRUE(files_equal(src, root + "/big.bin"));
+  EXPECT_EQ(list_dir(root), std::vector<std::string>{"big.bin"});
 }
 
 TEST(Server, GetAbortedByClientIsLoggedAndReleased) {

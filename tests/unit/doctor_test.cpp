@@ -1,4 +1,5 @@
 // pxfer doctor's reasoning on made-up facts: which limit applies and what it advises.
+#include <cmath>
 #include <gtest/gtest.h>
 
 #include "pxfer/doctor.hpp"
@@ -79,6 +80,15 @@ TEST(Doctor, ParseRate) {
   EXPECT_FALSE(parse_rate("10 parsecs"));
   EXPECT_FALSE(parse_rate("-1gbit"));
   EXPECT_EQ(format_rate_bits(1.25e9), "10.00 Gbit/s");
+}
+
+// Regression (fuzz/fuzz_units.cpp's check that a rate is finite): 305 digits of gbit overflowed
+// to +infinity and was accepted as a --target.
+TEST(Doctor, ParseRateRefusesARateThatOverflows) {
+  EXPECT_FALSE(parse_rate(std::string(305, '9') + "gbit"));
+  EXPECT_FALSE(parse_rate(std::string(308, '9') + "kbit"));
+  ASSERT_TRUE(parse_rate(std::string(300, '9') + "bit"));
+  EXPECT_TRUE(std::isfinite(*parse_rate(std::string(300, '9') + "bit")));
 }
 
 TEST(Doctor, ReportShowsBothHostsAndTheBdp) {

@@ -187,5 +187,25 @@ TEST(ParseEndpoint, RefusesBadPortsAndBareIpv6) {
   EXPECT_EQ(why, "port must be a number from 0 to 65535");
 }
 
+// Regression from fuzz/fuzz_url.cpp: a bracket inside the host parsed, then printed as a URL that
+// no longer parsed ("pxfer://[[]/x" gave host "[", printed "pxfer://[:7521/x").
+TEST(ParseUrl, RefusesBracketsInsideHostSoEveryUrlPrintsBackParseable) {
+  for (const char* text : {"pxfer://[[]/et\xff\xff", "pxfer://[[::1]:7000/x", "pxfer://a]:7000/x", "pxfer://a[b/x",
+                           "pxfer://[a]b]/x"}) {
+    std::string why;
+    EXPECT_FALSE(parse_url(text, &why)) << text;
+    EXPECT_FALSE(why.empty()) << text;
+  }
+  for (const char* text : {"pxfer://[::1]:7000/x", "pxfer://[localhost]/y/", "pxfer://h:1//etc"}) {
+    auto url = parse_url(text);
+    ASSERT_TRUE(url) << text;
+    auto again = parse_url(url->to_string());
+    ASSERT_TRUE(again) << url->to_string();
+    EXPECT_EQ(again->host, url->host);
+    EXPECT_EQ(again->port, url->port);
+    EXPECT_EQ(again->path, url->path);
+  }
+}
+
 }  // namespace
 }  // namespace pxfer

@@ -488,8 +488,22 @@ TEST(WireCodec, StatsWithMoreThanMaxStreamsIsTooLong) {
             DecodeStatus::too_long);
 }
 
+// OPEN_OK with its cap_admission extension: granted streams and the server's load.
+OpenOk open_ok_with_admission() {
+  OpenOk ok{make_token(3), 0xffffffffffffull, 1u << 20};
+  ok.has_admission = true;
+  ok.streams = 4;
+  ok.active = 7;
+  ok.queued = 0x01020304;
+  ok.max_active = 8;
+  return ok;
+}
+
 TEST(WireCodec, TrailingBytesAfterEveryMessage) {
-  for (const auto& m : sample_messages()) {
+  for (Message m : sample_messages()) {
+    // A byte after OPEN_OK's short form starts its cap_admission extension: the trailing-bytes
+    // rule applies after the extension.
+    if (std::holds_alternative<OpenOk>(m)) m = open_ok_with_admission();
     SCOPED_TRACE(type_name(type_of(m)));
     Bytes payload = payload_of(m);
     payload.push_back(0);
@@ -758,6 +772,45 @@ TEST(WireCodecRandom, SingleByteMutationsOfValidFramesNeverCrashAndVerdictsAgree
   }
   // Mutated values in free fields (nonces, sizes, text) still decode; the test is not vacuous.
   EXPECT_GT(decoded_ok, 1000);
+}
+
+}  // namespace
+}  // namespace pxfer::wire
+
+namespace pxfer::wire {
+namespace {
+
+TEST(WireCodec, OpenOkAdmissionExtensionRoundTripsAndIsOptional) {
+  OpenOk ok = open_ok_with_admission();
+  Message out;
+  ASSERT_EQ(decode_frame(encode(ok), out), DecodeStatus::ok);
+  const auto& back = std::get<OpenOk>(out);
+  EXPECT_TRUE(back.has_admission);
+  EXPECT_EQ(back.streams, 4u);
+  EXPECT_EQ(back.active, 7u);
+  EXPECT_EQ(back.queued, 0x01020304u);
+  EXPECT_EQ(back.max_active, 8u);
+  // Without the capability: token, size, block size, mtime (36 bytes), as an older client expects it.
+  OpenOk plain{make_token(3), 42, 1u << 20};
+  EXPECT_EQ(payload_of(Message(plain)).size(), token_size + 8 + 4 + 8);
+  EXPECT_EQ(payload_of(Message(ok)).size(), token_size + 8 + 4 + 8 + 2 + 4 + 4 + 4);
+  ASSERT_EQ(decode_frame(encode(plain), out), DecodeStatus::ok);
+  EXPECT_FALSE(std::get<OpenOk>(out).has_admission);
+}
+
+TEST(WireCodec, OpenOkAdmissionExtensionIsCheckedAndBounded) {
+  Bytes full = payload_of(Message(open_ok_with_admission()));
+  const std::size_t base = token_size + 8 + 4 + 8;
+  // Every cut inside the extension is truncated (only the exact short form is whole).
+  for (std::size_t cut = base + 1; cut < full.size(); ++cut)
+    EXPECT_EQ(decode_frame(frame_of(FrameType::open_ok, Bytes(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(cut)))),
+              DecodeStatus::truncated)
+        << cut;
+  for (std::uint16_t streams : {std::uint16_t{0}, std::uint16_t(max_streams + 1)}) {
+    OpenOk bad = open_ok_with_admission();
+    bad.streams = streams;
+    EXPECT_EQ(decode_frame(encode(bad)), DecodeStatus::bad_field) << streams;
+  }
 }
 
 }  // namespace

@@ -221,4 +221,8 @@ std::vector<std::string> hidden_temporaries(const std::string& dir) {
   return found;
 }
 
+std::vector<std::string> resumable_leftovers(const std::string& name) {
+  return {"." + name + ".pxfer-journal", "." + name + ".pxfer-part"};
+}
+
 }  // namespace pxfer::e2e

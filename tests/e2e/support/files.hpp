@@ -29,6 +29,9 @@ std::string adler32_hex(const std::string& path);  // RFC 1950
 
 // Names in `dir` that look like pxfer temporaries (".NAME.pxfer-XXXXXXXX").
 std::vector<std::string> hidden_temporaries(const std::string& dir);
+// What an interrupted transfer to NAME leaves for a resume: its partial file and its journal,
+// sorted as list_dir sorts them.
+std::vector<std::string> resumable_leftovers(const std::string& name);
 // Targets of the open descriptors of process `pid` (/proc/PID/fd) that start with `prefix`;
 // an unlinked file shows as "PATH (deleted)".
 std::vector<std::string> open_files_of(int pid, const std::string& prefix);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -205,6 +206,60 @@ ChildProcess start_pxfer(const std::vector<std::string>& args) {
   return ChildProcess::piped(argv);
 }
 
+namespace {
+
+// Every test process gets its own $XDG_CONFIG_HOME (the client's known_hosts) and
+// $XDG_STATE_HOME (pxferd's self-signed certificate), inherited by the pxfer and pxferd it
+// starts: the tests never touch the user's own files, and all servers of a test share one
+// certificate.
+struct SecurityEnvironment {
+  std::string dir;
+  SecurityEnvironment() {
+    char templ[] = "/tmp/pxfer-e2e-home-XXXXXX";
+    if (::mkdtemp(templ)) {
+      dir = templ;
+      ::setenv("XDG_CONFIG_HOME", (dir + "/config").c_str(), 1);
+      ::setenv("XDG_STATE_HOME", (dir + "/state").c_str(), 1);
+      ::unsetenv("PXFER_TOKEN");
+      ::unsetenv("PXFER_KNOWN_HOSTS");
+    }
+  }
+  ~SecurityEnvironment() {
+    if (!dir.empty()) std::system(("rm -rf '" + dir + "'").c_str());
+  }
+};
+SecurityEnvironment security_environment;
+
+bool has_auth_option(const std::vector<std::string>& args) {
+  for (const auto& a : args)
+    if (a == "--tokens" || a == "--client-ca" || a == "--anonymous-read" || a == "--insecure-no-auth") return true;
+  return false;
+}
+
+// "certificate sha256:HEX" from pxferd's start line.
+std::string fingerprint_in_log(const std::string& log) {
+  auto pos = log.find("certificate sha256:");
+  if (pos == std::string::npos) return "";
+  pos += std::string("certificate ").size();
+  auto end = log.find_first_of(" \n", pos);
+  return log.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+}
+
+}  // namespace
+
+std::string test_known_hosts_file() {
+  const char* x = std::getenv("XDG_CONFIG_HOME");
+  return std::string(x ? x : "/tmp") + "/pxfer/known_hosts";
+}
+
+void pin_server(const std::string& authority, const std::string& fingerprint) {
+  if (fingerprint.empty()) return;
+  std::string file = test_known_hosts_file();
+  std::string dir = file.substr(0, file.rfind('/'));
+  std::system(("mkdir -p '" + dir + "'").c_str());
+  std::ofstream(file, std::ios::app) << authority << " " << fingerprint << "\n";
+}
+
 ServerProcess::ServerProcess(const std::string& root, const std::string& listen,
                              const std::vector<std::string>& extra_args) {
   auto colon = listen.rfind(':');
@@ -212,6 +267,8 @@ ServerProcess::ServerProcess(const std::string& root, const std::string& listen,
   std::string port_file = state_ / "port";
   std::vector<std::string> argv{binary_path("pxferd"), "--root", root, "--listen", listen, "--port-file", port_file};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  // Existing tests need no credentials: anonymous read-write, which pxferd allows on loopback only.
+  if (!has_auth_option(extra_args)) argv.push_back("--insecure-no-auth");
   child_ = std::make_unique<ChildProcess>(ChildProcess::to_files(argv, state_ / "stdout.log", state_ / "stderr.log"));
   auto deadline = Clock::now() + 10s;
   for (;;) {
@@ -219,6 +276,9 @@ ServerProcess::ServerProcess(const std::string& root, const std::string& listen,
     if (!text.empty()) {
       port_ = static_cast<std::uint16_t>(std::stoul(text));
       if (port_ == 0) throw std::runtime_error("pxferd wrote port 0 to " + port_file);
+      fingerprint_ = fingerprint_in_log(log());
+      // Pinned in the test's known_hosts, so clients connect without a first-use warning.
+      pin_server(authority(), fingerprint_);
       return;
     }
     if (auto status = child_->try_wait())

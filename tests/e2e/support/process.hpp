@@ -74,7 +74,14 @@ RunResult run_pxfer(const Args&... args) {
 // Starts pxfer without waiting (stdout/stderr piped).
 ChildProcess start_pxfer(const std::vector<std::string>& args);
 
-// A pxferd serving `root`, listening on an ephemeral port (`listen` is HOST:0 or [::1]:0).
+// The known_hosts file every pxfer of this test process uses by default ($XDG_CONFIG_HOME, set
+// per test process by the support code), and a way to pin a server in it.
+std::string test_known_hosts_file();
+void pin_server(const std::string& authority, const std::string& fingerprint);
+
+// A pxferd serving `root`. Without an authentication option in `extra_args` it gets
+// --insecure-no-auth (anonymous read-write on loopback), so tests need no credentials; its
+// certificate is pinned in test_known_hosts_file() once it listens., listening on an ephemeral port (`listen` is HOST:0 or [::1]:0).
 // Its stderr (the log) goes to a file read by log().
 class ServerProcess {
  public:
@@ -92,6 +99,8 @@ class ServerProcess {
   std::string url(const std::string& path) const;
   std::string log() const;
   bool running();
+  // "sha256:HEX" of the server's certificate (from its start line).
+  const std::string& fingerprint() const { return fingerprint_; }
 
   struct StopResult {
     int status = -1;  // decode_wait_status
@@ -105,6 +114,7 @@ class ServerProcess {
   TempDir state_;  // port file and logs, outside the export root
   std::string host_;
   std::uint16_t port_ = 0;
+  std::string fingerprint_;
   std::unique_ptr<ChildProcess> child_;
   std::optional<StopResult> stopped_;
 };

@@ -1,0 +1,111 @@
+// Writes the frame target's seed corpus (fuzz/corpus/frame/): one valid frame of each message
+// type, made with wire::encode so the seeds follow the format. fuzz/run.sh --seeds rebuilds them.
+#include <cstdio>
+#include <string>
+
+#include "pxfer/wire.hpp"
+
+using namespace pxfer::wire;
+
+static void write(const std::string& dir, const std::string& name, const std::vector<std::uint8_t>& bytes) {
+  std::string path = dir + "/" + name;
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) {
+    std::perror(path.c_str());
+    std::exit(1);
+  }
+  std::fwrite(bytes.data(), 1, bytes.size(), f);
+  std::fclose(f);
+}
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: make_seeds DIR\n");
+    return 2;
+  }
+  std::string dir = argv[1];
+  Hello hello;
+  hello.agent = "pxfer/0.1.0";
+  write(dir, "hello", encode(hello));
+  HelloOk hello_ok;
+  hello_ok.agent = "pxferd/0.1.0";
+  write(dir, "hello_ok", encode(hello_ok));
+  Auth auth;
+  auth.token = "pxt_0123456789abcdef0123456789abcdef";
+  write(dir, "auth", encode(auth));
+  AuthOk auth_ok;
+  auth_ok.identity = "alice";
+  auth_ok.rights = right_read | right_write;
+  write(dir, "auth_ok", encode(auth_ok));
+  Open open;
+  open.direction = Direction::put;
+  open.checksum = 1;
+  open.flags = open_overwrite | open_want_stats;
+  open.streams = 4;
+  open.block_size = 4 << 20;
+  open.size = 1 << 30;
+  open.path = "dir/file.bin";
+  open.congestion = "bbr";
+  open.stats_interval_ms = 1000;
+  open.compress_mode = 1;
+  open.compress_level = 3;
+  open.mtime_ns = 1700000000123456789;
+  write(dir, "open", encode(open));
+  OpenOk open_ok;
+  open_ok.token.fill(0xab);
+  open_ok.size = 12345;
+  open_ok.block_size = 1 << 20;
+  write(dir, "open_ok", encode(open_ok));
+  Have have;
+  have.first_block = 8;
+  have.bitmap = {0xff, 0x0f, 0x00, 0x81};
+  write(dir, "have", encode(have));
+  Attach attach;
+  attach.token.fill(0x5a);
+  attach.stream = 3;
+  write(dir, "attach", encode(attach));
+  write(dir, "attach_ok", encode(AttachOk{212992, 131072}));
+  write(dir, "ack", encode(Ack{4 << 20, 1 << 20}));
+  write(dir, "end", encode(End{}));
+  Commit commit;
+  commit.bytes = 1 << 30;
+  commit.checksum = 1;
+  commit.value = std::string(64, 'e');
+  write(dir, "commit", encode(commit));
+  Result result;
+  result.value = std::string(64, 'e');
+  result.message = "ok";
+  write(dir, "result", encode(result));
+  ErrorMsg error;
+  error.code = 4;
+  error.message = "no such file: dir/missing";
+  write(dir, "error", encode(error));
+  write(dir, "ping", encode(Ping{42}));
+  write(dir, "pong", encode(Pong{42}));
+  Stats stats;
+  stats.streams.push_back(StreamFigures{0, 1 << 20, 10, 1448, 250, 0, 0, 212992, 1000000000});
+  stats.streams.push_back(StreamFigures{1, 2 << 20, 20, 1448, 300, 2, 4096, 212992, 900000000});
+  write(dir, "stats", encode(stats));
+  write(dir, "info_request", encode(InfoRequest{}));
+  Info info;
+  info.entries = {{"tcp_rmem", "4096 131072 6291456"}, {"congestion", "cubic"}};
+  write(dir, "info", encode(info));
+  write(dir, "remove", encode(Remove{"old/file"}));
+  write(dir, "done", encode(Done{}));
+  write(dir, "list", encode(List{"dir"}));
+  Listing listing;
+  listing.entries.push_back(ListEntry{EntryKind::directory, 0, 0755, 1700000000000000000, "sub"});
+  listing.entries.push_back(ListEntry{EntryKind::file, 4096, 0644, 1700000000000000000, "sub/a.txt"});
+  write(dir, "listing", encode(listing));
+  write(dir, "mkdir", encode(Mkdir{"a/b/c"}));
+  write(dir, "queued", encode(Queued{2, 4, 3}));
+  auto block_frame = [](const BlockHeader& b) {
+    auto h = encode_block_header(b);
+    std::vector<std::uint8_t> v(h.begin(), h.end());
+    v.resize(v.size() + b.wire_length, 0x61);
+    return v;
+  };
+  write(dir, "block", block_frame(BlockHeader{8192, 4096, 0, 4096}));
+  write(dir, "block_zstd", block_frame(BlockHeader{0, 4096, block_compressed_zstd, 100}));
+  return 0;
+}

@@ -1,0 +1,14 @@
+#pragma once
+// pxferd's administrative commands, as functions: tokens and the certificate fingerprint.
+#include <string>
+
+namespace pxfer {
+
+// Appends identity NAME to the tokens file (mode 0600) and returns its new token: the only time
+// it exists in clear. Throws Error(exists) if NAME is there already.
+std::string create_client_token(const std::string& tokens_file, const std::string& name);
+// "sha256:HEX" of `cert_file`, or of the self-signed certificate in `state_dir` ("" = default),
+// which is created if absent.
+std::string server_fingerprint(const std::string& cert_file, const std::string& state_dir);
+
+}  // namespace pxfer

@@ -1,0 +1,74 @@
+#pragma once
+// pxferd's client authentication and authorisation, without sockets: the tokens file (one
+// identity a line, the token stored as a salted SHA-256), the access file (identity -> export
+// subpaths with ro/rw) and the check of a request path against an identity's grants.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pxfer::server {
+
+// Tokens file lines: `NAME sha256:SALT_HEX:HASH_HEX` where HASH = SHA-256(SALT || TOKEN);
+// blank lines and lines starting with '#' are ignored.
+struct TokenEntry {
+  std::string name;
+  std::string salt;  // raw bytes
+  std::string hash;  // raw 32 bytes
+};
+
+class TokenStore {
+ public:
+  // Throws Error(usage) naming the file and line of a malformed entry; Error(not_found) when the
+  // file is missing.
+  static TokenStore load(const std::string& path);
+  static TokenStore parse(const std::string& text, const std::string& origin);
+  // The identity whose token this is. Every entry is compared (in constant time, CRYPTO_memcmp),
+  // so the time taken does not say which or how many entries came close.
+  std::optional<std::string> identify(const std::string& token) const;
+  bool contains(const std::string& name) const;
+  std::size_t size() const { return entries_.size(); }
+
+ private:
+  std::vector<TokenEntry> entries_;
+};
+
+// A new random token: 32 bytes from the OpenSSL CSPRNG, as 64 lower-case hex digits.
+std::string generate_token();
+// The tokens-file line for NAME and TOKEN, with a fresh 16-byte salt (no newline).
+std::string token_line(const std::string& name, const std::string& token);
+// Appends a new identity to the tokens file (created with mode 0600) and returns its token.
+// Throws Error(exists) when NAME is already there, Error(usage) for a bad name.
+std::string create_token(const std::string& path, const std::string& name);
+// A form of a token that is safe to log: "token-id:" + first 8 hex digits of SHA-256(token).
+std::string log_safe_token_id(const std::string& token);
+// Names: 1-64 characters of [A-Za-z0-9._@-].
+bool valid_identity_name(const std::string& name);
+
+struct Grant {
+  std::string path;  // normalised, relative to the export root; "" = the whole root
+  bool write = false;
+};
+
+// Access file lines: `IDENTITY PATH ro|rw` ('#' comments). PATH is relative to the export root
+// ("/" or "." = all of it). The identity "anonymous" is the one --anonymous-read uses (its grants
+// are read-only whatever the file says).
+class AccessMap {
+ public:
+  static AccessMap load(const std::string& path);
+  static AccessMap parse(const std::string& text, const std::string& origin);
+  // The identity's grants; empty when it has none.
+  std::vector<Grant> grants_of(const std::string& identity) const;
+
+ private:
+  std::vector<std::pair<std::string, Grant>> entries_;
+};
+
+// Lexical normal form of a request path ("a//b/./c/" -> "a/b/c"); nullopt when it has a ".."
+// component, which could leave a grant while staying below the root.
+std::optional<std::string> normalize_request_path(const std::string& path);
+// Whether `grants` allow reading (write = false) or writing `path`. The deepest grant covering
+// the path decides.
+bool allowed(const std::vector<Grant>& grants, const std::string& path, bool write);
+
+}  // namespace pxfer::server

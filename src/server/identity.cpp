@@ -1,0 +1,133 @@
+#include "identity.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/x509.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include "net/tls.hpp"
+#include "pxfer/error.hpp"
+
+namespace pxfer::server {
+namespace {
+
+void make_dirs(const std::string& path) {
+  std::string partial;
+  std::size_t start = 0;
+  while (start < path.size()) {
+    auto slash = path.find('/', start + 1);
+    if (slash == std::string::npos) slash = path.size();
+    partial = path.substr(0, slash);
+    if (!partial.empty() && ::mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST)
+      throw Error(errc_from_errno(errno), "cannot create state directory " + partial + ": " + errno_text(errno));
+    start = slash;
+  }
+}
+
+bool exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+
+// Writes PEM through `write` into path (mode 0600), via a temporary name and rename.
+template <class F>
+void write_pem(const std::string& path, F&& write) {
+  std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) throw Error(errc_from_errno(errno), "cannot write " + tmp + ": " + errno_text(errno));
+  FILE* f = ::fdopen(fd, "w");
+  bool ok = f && write(f) == 1;
+  ok = f && std::fflush(f) == 0 && ::fsync(fd) == 0 && ok;
+  if (f) std::fclose(f);
+  else ::close(fd);
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    throw Error(Errc::local_io, "cannot write " + path);
+  }
+}
+
+void create_self_signed(const std::string& cert_path, const std::string& key_path) {
+  std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(EVP_EC_gen("P-256"), EVP_PKEY_free);
+  if (!key) throw Error(Errc::internal, "cannot generate an EC P-256 key");
+  std::unique_ptr<X509, decltype(&X509_free)> cert(X509_new(), X509_free);
+  X509_set_version(cert.get(), 2);
+  std::uint64_t serial = 0;
+  RAND_bytes(reinterpret_cast<unsigned char*>(&serial), sizeof serial);
+  ASN1_INTEGER_set_uint64(X509_get_serialNumber(cert.get()), serial >> 1);
+  X509_gmtime_adj(X509_getm_notBefore(cert.get()), -3600);
+  X509_gmtime_adj(X509_getm_notAfter(cert.get()), 10L * 365 * 24 * 3600);
+  X509_set_pubkey(cert.get(), key.get());
+  char host[256] = "pxferd";
+  ::gethostname(host, sizeof host - 1);
+  X509_NAME* name = X509_get_subject_name(cert.get());
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(host), -1, -1, 0);
+  X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("pxferd self-signed"), -1, -1, 0);
+  X509_set_issuer_name(cert.get(), name);
+  if (X509_sign(cert.get(), key.get(), EVP_sha256()) == 0) throw Error(Errc::internal, "cannot sign the certificate");
+  write_pem(key_path, [&](FILE* f) { return PEM_write_PrivateKey(f, key.get(), nullptr, nullptr, 0, nullptr, nullptr); });
+  write_pem(cert_path, [&](FILE* f) { return PEM_write_X509(f, cert.get()); });
+}
+
+}  // namespace
+
+std::string default_state_dir() {
+  if (const char* x = std::getenv("XDG_STATE_HOME"); x && *x) return std::string(x) + "/pxferd";
+  const char* home = std::getenv("HOME");
+  return std::string(home && *home ? home : ".") + "/.local/state/pxferd";
+}
+
+ServerIdentity load_or_create_identity(const std::string& cert_file, const std::string& key_file,
+                                       const std::string& state_dir) {
+  ServerIdentity id;
+  if (!cert_file.empty() || !key_file.empty()) {
+    if (cert_file.empty() || key_file.empty()) throw Error(Errc::usage, "--cert and --key go together");
+    id.cert_file = cert_file;
+    id.key_file = key_file;
+  } else {
+    std::string dir = state_dir.empty() ? default_state_dir() : state_dir;
+    make_dirs(dir);
+    id.cert_file = dir + "/cert.pem";
+    id.key_file = dir + "/key.pem";
+    std::string lock_path = dir + "/.lock";
+    int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (lock < 0) throw Error(errc_from_errno(errno), "cannot open " + lock_path + ": " + errno_text(errno));
+    ::flock(lock, LOCK_EX);
+    try {
+      if (!exists(id.cert_file) || !exists(id.key_file)) {
+        create_self_signed(id.cert_file, id.key_file);
+        id.created = true;
+      }
+    } catch (...) {
+      ::close(lock);
+      throw;
+    }
+    ::close(lock);
+  }
+  id.fingerprint = net::certificate_fingerprint_file(id.cert_file);
+  return id;
+}
+
+}  // namespace pxfer::server
+
+#include "auth.hpp"
+#include "pxfer/server_admin.hpp"
+
+namespace pxfer {
+
+std::string create_client_token(const std::string& tokens_file, const std::string& name) {
+  return server::create_token(tokens_file, name);
+}
+
+std::string server_fingerprint(const std::string& cert_file, const std::string& state_dir) {
+  if (!cert_file.empty()) return net::certificate_fingerprint_file(cert_file);
+  return server::load_or_create_identity("", "", state_dir).fingerprint;
+}
+
+}  // namespace pxfer

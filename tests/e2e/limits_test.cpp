@@ -1,0 +1,263 @@
+// Limits against abuse (issue 6 point 5, docs/security.md): connection limits at accept, idle
+// and trickling peers, a thousand idle connections beside a real transfer, and ten thousand
+// random or mutated frames on the port. Each against a real pxferd.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "pxfer/wire.hpp"
+#include "support/e2e.hpp"
+
+namespace pxfer::e2e {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A TCP connection from a chosen loopback source address (127.0.0.2, ...), so that a test can be
+// "another client" for the per-address limit while pxfer itself connects from 127.0.0.1.
+class SourcedConnection {
+ public:
+  SourcedConnection(const std::string& source, std::uint16_t port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd_ < 0) throw std::runtime_error("socket failed");
+    sockaddr_in local{};
+    local.sin_family = AF_INET;
+    ::inet_pton(AF_INET, source.c_str(), &local.sin_addr);
+    sockaddr_in remote{};
+    remote.sin_family = AF_INET;
+    remote.sin_port = htons(port);
+    ::inet_pton(AF_INET, "127.0.0.1", &remote.sin_addr);
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0 ||
+        ::connect(fd_, reinterpret_cast<sockaddr*>(&remote), sizeof remote) != 0) {
+      ::close(fd_);
+      throw std::runtime_error("connect from " + source + " failed");
+    }
+  }
+  ~SourcedConnection() { ::close(fd_); }
+  SourcedConnection(const SourcedConnection&) = delete;
+  SourcedConnection& operator=(const SourcedConnection&) = delete;
+  // True once the server closed the connection, waiting at most `timeout_ms`.
+  bool closed_within(int timeout_ms) {
+    timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char buf[256];
+    for (;;) {
+      ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n == 0) return true;
+      if (n < 0) return errno == ECONNRESET;
+    }
+  }
+  bool send_byte(char c) { return ::send(fd_, &c, 1, MSG_NOSIGNAL) == 1; }
+
+ private:
+  int fd_ = -1;
+};
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
+  return n;
+}
+
+// The test process needs a descriptor per idle connection.
+void raise_open_file_limit(rlim_t wanted) {
+  rlimit files{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &files), 0);
+  if (files.rlim_cur >= wanted) return;
+  if (files.rlim_max != RLIM_INFINITY && files.rlim_max < wanted)
+    GTEST_SKIP() << "RLIMIT_NOFILE hard limit " << files.rlim_max << " is below the " << wanted << " this test needs";
+  files.rlim_cur = wanted;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &files), 0);
+}
+
+TEST(Limits, ConnectionsOverThePerAddressLimitAreClosedAtAcceptAndLoggedOnce) {
+  TempDir dir;
+  std::string root = dir.subdir("root"), local = dir.subdir("local");
+  ServerProcess server(root, "127.0.0.1:0", {"--max-connections-per-address", "5"});
+  std::vector<std::unique_ptr<SourcedConnection>> held;
+  for (int i = 0; i < 5; ++i) held.push_back(std::make_unique<SourcedConnection>("127.0.0.2", server.port()));
+  std::vector<std::unique_ptr<SourcedConnection>> extra;
+  for (int i = 0; i < 3; ++i) extra.push_back(std::make_unique<SourcedConnection>("127.0.0.2", server.port()));
+  for (auto& c : extra) EXPECT_TRUE(c->closed_within(2000)) << "a connection over the per-address limit stayed open";
+  EXPECT_FALSE(held[0]->closed_within(200)) << "a connection within the limit was closed";
+  // Another address is not affected: a put from 127.0.0.1 with 4 streams goes through.
+  std::string src = local + "/a.bin";
+  make_file(src, 3 * MiB + 1, 31);
+  RunResult r = run_pxfer("put", src, server.url("a.bin"), "-p", "4");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(files_equal(src, root + "/a.bin"));
+  std::string log = server.log();
+  EXPECT_EQ(count_of(log, "client=127.0.0.2 connection refused: --max-connections-per-address 5 reached"), 1u) << log;
+  // Once the held connections are gone, the address may connect again.
+  held.clear();
+  std::this_thread::sleep_for(300ms);
+  SourcedConnection again("127.0.0.2", server.port());
+  EXPECT_FALSE(again.closed_within(300));
+}
+
+TEST(Limits, ConnectionsOverTheTotalLimitAreClosedAtAccept) {
+  TempDir dir;
+  ServerProcess server(dir.subdir("root"), "127.0.0.1:0", {"--max-connections", "4"});
+  std::vector<std::unique_ptr<SourcedConnection>> held;
+  for (const char* source : {"127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"})
+    held.push_back(std::make_unique<SourcedConnection>(source, server.port()));
+  SourcedConnection extra("127.0.0.6", server.port());
+  EXPECT_TRUE(extra.closed_within(2000));
+  EXPECT_FALSE(held[3]->closed_within(200));
+  EXPECT_NE(server.log().find("connection refused: --max-connections 4 reached"), std::string::npos) << server.log();
+}
+
+// The first-frame deadline (10 s) covers the whole frame: one byte every 500 ms (a 50-byte HELLO
+// would take 25 s) does not keep a connection open.
+TEST(Limits, APeerTricklingBytesIsDroppedAtTheHelloDeadline) {
+  TempDir dir;
+  ServerProcess server(dir.subdir("root"));
+  SourcedConnection trickler("127.0.0.2", server.port());
+  wire::Hello hello;
+  hello.agent = std::string(30, 'a');
+  auto frame = wire::encode(hello);
+  const auto start = std::chrono::steady_clock::now();
+  bool dropped = false;
+  while (std::chrono::steady_clock::now() - start < 20s) {
+    // A HELLO's bytes, then its header again and again: always a frame in progress.
+    for (std::uint8_t b : frame) {
+      if (!trickler.send_byte(static_cast<char>(b))) {
+        dropped = true;
+        break;
+      }
+      std::this_thread::sleep_for(500ms);
+      if (std::chrono::steady_clock::now() - start > 20s) break;
+    }
+    if (dropped) break;
+  }
+  auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(dropped) << "a trickling peer was still connected after 20 s";
+  EXPECT_LT(seconds, 14.0);
+  EXPECT_TRUE(server.running());
+}
+
+TEST(Limits, AThousandIdleConnectionsDoNotStopA64MiBPut) {
+  raise_open_file_limit(4096);
+  if (HasFatalFailure() || IsSkipped()) return;
+  TempDir dir;
+  std::string root = dir.subdir("root"), local = dir.subdir("local");
+  // The defaults (4096 total, 1024 per address) hold 1,000 idle connections from one address.
+  ServerProcess server(root);
+  std::string src = local + "/big.bin";
+  make_file(src, 64 * MiB, 64);
+  // The same put without the idle connections first, for comparison (printed, not asserted: the
+  // machine is shared, so single timings vary too much for a ratio to be a reliable check).
+  const auto base_start = std::chrono::steady_clock::now();
+  RunResult base = run_pxfer("put", src, server.url("base.bin"), "-p", "4");
+  auto base_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - base_start).count();
+  ASSERT_EQ(base.exit_code, 0) << base.err;
+  std::vector<std::unique_ptr<SourcedConnection>> idle;
+  for (int i = 0; i < 1000; ++i) idle.push_back(std::make_unique<SourcedConnection>("127.0.0.2", server.port()));
+  const auto start = std::chrono::steady_clock::now();
+  RunResult r = run_pxfer("put", src, server.url("big.bin"), "-p", "4");
+  auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(files_equal(src, root + "/big.bin"));
+  std::printf("64 MiB put (process start to exit): %.2f s alone, %.2f s beside 1,000 idle connections\n",
+              base_seconds, seconds);
+  // Held while the put ran (the first-frame deadline is 10 s): the server did not drop them to cope.
+  if (seconds < 8) {
+    EXPECT_FALSE(idle.back()->closed_within(100));
+  }
+  EXPECT_TRUE(server.running());
+  RunResult g = run_pxfer("get", server.url("big.bin"), local + "/back.bin", "-p", "2");
+  EXPECT_EQ(g.exit_code, 0) << g.err;
+  EXPECT_TRUE(files_equal(src, local + "/back.bin"));
+}
+
+// Frames a fuzzer would send, on the clear port: random bytes, and valid frames of every type with
+// bytes flipped, lengths changed or cut short. Each on its own connection, since the server drops
+// a connection at its first bad frame. The server must keep serving.
+std::vector<std::vector<std::uint8_t>> valid_frames() {
+  std::vector<std::vector<std::uint8_t>> frames;
+  wire::Hello hello;
+  hello.agent = "fuzz";
+  frames.push_back(wire::encode(hello));
+  wire::Attach attach;
+  attach.token.fill(7);
+  frames.push_back(wire::encode(attach));
+  wire::Open open;
+  open.direction = wire::Direction::put;
+  open.streams = 2;
+  open.block_size = 1 << 20;
+  open.path = "x.bin";
+  frames.push_back(wire::encode(open));
+  frames.push_back(wire::encode(wire::Auth{"token"}));
+  frames.push_back(wire::encode(wire::Ping{1}));
+  frames.push_back(wire::encode(wire::List{"."}));
+  auto block = wire::encode_block_header(wire::BlockHeader{0, 4096, 0, 4096});
+  frames.emplace_back(block.begin(), block.end());
+  return frames;
+}
+
+TEST(Limits, TenThousandRandomAndMutatedFramesLeaveTheServerServing) {
+  TempDir dir;
+  std::string root = dir.subdir("root"), local = dir.subdir("local");
+  ServerProcess server(root);
+  std::mt19937_64 rng(20261123);
+  auto frames = valid_frames();
+  int sent = 0, connect_failures = 0;
+  for (int i = 0; i < 10000; ++i) {
+    std::vector<std::uint8_t> bytes;
+    switch (rng() % 4) {
+      case 0: {  // random bytes, random length
+        bytes.resize(rng() % 64);
+        for (auto& b : bytes) b = static_cast<std::uint8_t>(rng());
+        break;
+      }
+      case 1: {  // a valid frame with a few bytes flipped
+        bytes = frames[rng() % frames.size()];
+        for (int k = 0, n = 1 + static_cast<int>(rng() % 4); k < n; ++k)
+          bytes[rng() % bytes.size()] ^= static_cast<std::uint8_t>(1 + rng() % 255);
+        break;
+      }
+      case 2: {  // a valid frame cut short
+        bytes = frames[rng() % frames.size()];
+        bytes.resize(rng() % bytes.size());
+        break;
+      }
+      default: {  // a valid frame whose length or type field lies
+        bytes = frames[rng() % frames.size()];
+        std::size_t field = rng() % 2 == 0 ? rng() % 4 : 4 + rng() % 2;
+        bytes[field] = static_cast<std::uint8_t>(rng());
+        break;
+      }
+    }
+    try {
+      RawConnection c("127.0.0.1", server.port());
+      c.send_all(std::string(bytes.begin(), bytes.end()));
+      ++sent;
+    } catch (const std::exception&) {
+      ++connect_failures;
+    }
+    if (i % 2000 == 1999) {
+      ASSERT_TRUE(server.running()) << "pxferd died after " << i + 1 << " frames\n" << server.log();
+    }
+  }
+  EXPECT_EQ(connect_failures, 0);
+  EXPECT_EQ(sent, 10000);
+  ASSERT_TRUE(server.running()) << server.log();
+  std::string src = local + "/after.bin";
+  make_file(src, 5 * MiB + 7, 77);
+  RunResult r = run_pxfer("put", src, server.url("after.bin"), "-p", "4");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(files_equal(src, root + "/after.bin"));
+}
+
+}  // namespace
+}  // namespace pxfer::e2e

@@ -1,0 +1,214 @@
+// TLS, server identity and client authentication against a real pxferd: refusals are one line
+// with exit code 4 (permission), secrets never appear in any output, --encrypt moves the same bytes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "support/e2e.hpp"
+
+namespace pxfer::e2e {
+namespace {
+
+constexpr int exit_usage = 2, exit_permission = 4;
+
+void expect_refusal(const RunResult& r, int code, const std::string& needle) {
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, code) << "stderr: " << r.err << "\nstdout: " << r.out;
+  EXPECT_TRUE(r.err.starts_with("pxfer: ")) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "stderr must be exactly one line: " << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << "stderr should name '" << needle << "': " << r.err;
+}
+
+// Runs a shell command (openssl for the test PKI); fails the test when it fails.
+void sh(const std::string& command) {
+  int rc = std::system((command + " >/dev/null 2>&1").c_str());
+  ASSERT_EQ(rc, 0) << command;
+}
+
+// A CA and certificates it signs, made with the openssl command.
+struct Pki {
+  explicit Pki(const std::string& dir) : dir(dir) {
+    sh("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=test-ca -keyout " +
+       dir + "/ca.key -out " + dir + "/ca.pem");
+  }
+  // NAME.key and NAME.pem for subject CN=cn, with an IP SAN for 127.0.0.1.
+  void issue(const std::string& name, const std::string& cn) {
+    std::string d = dir + "/" + name;
+    sh("openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=" + cn + " -keyout " + d +
+       ".key -out " + d + ".csr");
+    write_text(d + ".ext", "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
+    sh("openssl x509 -req -in " + d + ".csr -CA " + dir + "/ca.pem -CAkey " + dir + "/ca.key -CAcreateserial -days 2 -extfile " +
+       d + ".ext -out " + d + ".pem");
+  }
+  std::string file(const std::string& name) const { return dir + "/" + name; }
+  std::string dir;
+};
+
+class Security : public ::testing::Test {
+ protected:
+  Security() : root(dir.subdir("root")), local(dir.subdir("local")), etc(dir.subdir("etc")) {
+    make_file(small, 64 * KiB + 5, 7);
+  }
+
+  // "--token-file FILE" for a new identity in the tokens file.
+  std::string create_token(const std::string& name) {
+    auto child = ChildProcess::piped({binary_path("pxferd"), "token", "create", name, "--tokens", tokens});
+    int status = child.wait(30s);
+    EXPECT_EQ(status, 0) << child.err();
+    std::string token = child.out().substr(0, child.out().find('\n'));
+    EXPECT_EQ(token.size(), 64u) << child.out();
+    std::string file = etc + "/" + name + ".token";
+    write_text(file, token + "\n");
+    return token;
+  }
+
+  TempDir dir;
+  std::string root, local, etc;
+  std::string small = local + "/small.bin";
+  std::string tokens = etc + "/tokens";
+};
+
+TEST_F(Security, TokenAuthenticatesAndNeverAppearsInOutputOrLogs) {
+  std::string token = create_token("alice");
+  ServerProcess server(root, "127.0.0.1:0", {"--tokens", tokens, "-v"});
+  RunResult r = run_pxfer("put", small, server.url("a.bin"), "--token-file", etc + "/alice.token", "-v");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(files_equal(small, root + "/a.bin"));
+  RunResult j = run_pxfer("get", server.url("a.bin"), local + "/back.bin", "--token-file", etc + "/alice.token", "--json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  EXPECT_NE(j.out.find("\"identity\":\"alice\""), std::string::npos) << j.out;
+  for (const auto& text : {r.out, r.err, j.out, j.err, server.log(), read_text(tokens)})
+    EXPECT_EQ(text.find(token), std::string::npos) << "the token leaked into: " << text;
+}
+
+TEST_F(Security, NoCredentialsAreRefused) {
+  create_token("alice");
+  ServerProcess server(root, "127.0.0.1:0", {"--tokens", tokens});
+  RunResult r = run_pxfer("put", small, server.url("a.bin"));
+  expect_refusal(r, exit_permission, "authentication required");
+  EXPECT_FALSE(path_exists(root + "/a.bin"));
+}
+
+TEST_F(Security, WrongTokenIsRefusedAndLoggedOnlyByItsId) {
+  create_token("alice");
+  ServerProcess server(root, "127.0.0.1:0", {"--tokens", tokens});
+  std::string wrong(64, 'a');
+  write_text(etc + "/wrong.token", wrong + "\n");
+  RunResult r = run_pxfer("put", small, server.url("a.bin"), "--token-file", etc + "/wrong.token");
+  expect_refusal(r, exit_permission, "authentication failed");
+  EXPECT_EQ(server.log().find(wrong), std::string::npos) << server.log();
+  EXPECT_NE(server.log().find("token-id:"), std::string::npos) << server.log();
+}
+
+TEST_F(Security, ReadOnlyIdentityCannotPut) {
+  create_token("reader");
+  create_token("writer");
+  write_text(etc + "/access", "# identity path rights\nreader / ro\nwriter / rw\n");
+  ServerProcess server(root, "127.0.0.1:0", {"--tokens", tokens, "--access", etc + "/access"});
+  RunResult w = run_pxfer("put", small, server.url("w.bin"), "--token-file", etc + "/writer.token");
+  ASSERT_EQ(w.exit_code, 0) << w.err;
+  RunResult r = run_pxfer("put", small, server.url("r.bin"), "--token-file", etc + "/reader.token");
+  expect_refusal(r, exit_permission, "read-only");
+  EXPECT_FALSE(path_exists(root + "/r.bin"));
+  RunResult g = run_pxfer("get", server.url("w.bin"), local + "/got.bin", "--token-file", etc + "/reader.token");
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  EXPECT_TRUE(files_equal(small, local + "/got.bin"));
+}
+
+TEST_F(Security, ClientCertificatesSignedByTheClientCaAuthenticateOthersAreRefused) {
+  Pki good(dir.subdir("pki-good")), other(dir.subdir("pki-other"));
+  good.issue("client", "carol");
+  other.issue("client", "mallory");
+  ServerProcess server(root, "127.0.0.1:0", {"--client-ca", good.file("ca.pem")});
+  RunResult ok = run_pxfer("put", small, server.url("c.bin"), "--cert", good.file("client.pem"), "--key",
+                           good.file("client.key"), "--json");
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("\"identity\":\"carol\""), std::string::npos) << ok.out;
+  RunResult bad = run_pxfer("put", small, server.url("m.bin"), "--cert", other.file("client.pem"), "--key",
+                            other.file("client.key"));
+  expect_refusal(bad, exit_permission, "client certificate refused");
+  RunResult none = run_pxfer("put", small, server.url("n.bin"));
+  expect_refusal(none, exit_permission, "authentication required");
+  EXPECT_FALSE(path_exists(root + "/m.bin"));
+}
+
+TEST_F(Security, CaVerifiesTheServerCertificate) {
+  Pki pki(dir.subdir("pki")), other(dir.subdir("pki-other"));
+  pki.issue("server", "localhost");
+  ServerProcess server(root, "127.0.0.1:0",
+                       {"--insecure-no-auth", "--cert", pki.file("server.pem"), "--key", pki.file("server.key")});
+  RunResult ok = run_pxfer("put", small, server.url("s.bin"), "--ca", pki.file("ca.pem"));
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  RunResult bad = run_pxfer("put", small, server.url("t.bin"), "--ca", other.file("ca.pem"));
+  expect_refusal(bad, exit_permission, "does not verify against --ca");
+}
+
+TEST_F(Security, ChangedServerFingerprintIsRefusedNamingTheLineToDelete) {
+  ServerProcess server(root, "127.0.0.1:0", {"--insecure-no-auth"});
+  std::string known = etc + "/known_hosts";
+  write_text(known, server.authority() + " sha256:" + std::string(64, '0') + "\n");
+  RunResult r = run_pxfer("put", small, server.url("x.bin"), "--known-hosts", known);
+  expect_refusal(r, exit_permission, "CHANGED");
+  EXPECT_NE(r.err.find("delete line 1 of " + known), std::string::npos) << r.err;
+  EXPECT_FALSE(path_exists(root + "/x.bin"));
+  RunResult f = run_pxfer("put", small, server.url("x.bin"), "--fingerprint", "sha256:" + std::string(64, '1'));
+  expect_refusal(f, exit_permission, "not the --fingerprint given");
+}
+
+TEST_F(Security, TrustOnFirstUsePinsTheServerAndTheSecondRunIsQuiet) {
+  ServerProcess server(root, "127.0.0.1:0", {"--insecure-no-auth"});
+  std::string known = etc + "/tofu_known_hosts";
+  RunResult first = run_pxfer("put", small, server.url("1.bin"), "--known-hosts", known);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(count_lines_containing(first.err, "warning: first connection to " + server.authority()), 1u) << first.err;
+  EXPECT_NE(first.err.find(server.fingerprint()), std::string::npos) << first.err;
+  EXPECT_EQ(read_text(known), server.authority() + " " + server.fingerprint() + "\n");
+  RunResult second = run_pxfer("put", small, server.url("2.bin"), "--known-hosts", known);
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(second.err, "");
+}
+
+TEST_F(Security, EncryptedTransferIsByteIdenticalAndSaysSo) {
+  ServerProcess server(root, "127.0.0.1:0");
+  std::string big = local + "/big.bin";
+  make_file(big, 48 * MiB + 12345, 3);
+  RunResult put = run_pxfer("put", "-p", "4", "--encrypt", big, server.url("big.bin"));
+  ASSERT_EQ(put.exit_code, 0) << put.err;
+  EXPECT_TRUE(files_equal(big, root + "/big.bin"));
+  auto protection = line_starting_with(put.out, "protection: ");
+  ASSERT_TRUE(protection) << put.out;
+  EXPECT_NE(protection->find("control TLS1.3"), std::string::npos) << *protection;
+  EXPECT_NE(protection->find("data TLS1.3"), std::string::npos) << *protection;
+  RunResult get = run_pxfer("get", "-p", "3", "--encrypt", server.url("big.bin"), local + "/back.bin");
+  ASSERT_EQ(get.exit_code, 0) << get.err;
+  EXPECT_TRUE(files_equal(big, local + "/back.bin"));
+  RunResult clear = run_pxfer("get", server.url("big.bin"), local + "/clear.bin", "--overwrite");
+  ASSERT_EQ(clear.exit_code, 0) << clear.err;
+  auto p = line_starting_with(clear.out, "protection: ");
+  ASSERT_TRUE(p) << clear.out;
+  EXPECT_NE(p->find("data clear"), std::string::npos) << *p;
+}
+
+TEST_F(Security, PxferdRefusesToStartWithoutAnAuthenticationMethod) {
+  auto bare = ChildProcess::piped({binary_path("pxferd"), "--root", root, "--listen", "127.0.0.1:0"});
+  EXPECT_EQ(bare.wait(30s), exit_usage);
+  EXPECT_NE(bare.err().find("no client authentication configured"), std::string::npos) << bare.err();
+  auto wide = ChildProcess::piped({binary_path("pxferd"), "--root", root, "--listen", "0.0.0.0:0", "--insecure-no-auth"});
+  EXPECT_EQ(wide.wait(30s), exit_usage);
+  EXPECT_NE(wide.err().find("only allowed on a loopback address"), std::string::npos) << wide.err();
+}
+
+TEST_F(Security, FingerprintSubcommandMatchesTheServingCertificate) {
+  std::string state = dir.subdir("state");
+  auto fp = ChildProcess::piped({binary_path("pxferd"), "fingerprint", "--state-dir", state});
+  ASSERT_EQ(fp.wait(30s), 0) << fp.err();
+  std::string printed = fp.out().substr(0, fp.out().find('\n'));
+  ServerProcess server(root, "127.0.0.1:0", {"--insecure-no-auth", "--state-dir", state});
+  EXPECT_EQ(printed, server.fingerprint());
+  RunResult r = run_pxfer("put", small, server.url("f.bin"), "--fingerprint", printed);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+}  // namespace
+}  // namespace pxfer::e2e
