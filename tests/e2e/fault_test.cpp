@@ -48,6 +48,17 @@ bool wait_for_bytes(ChildProcess& client, std::uint64_t bytes) {
   return false;
 }
 
+// Waits (pumping the client's output) until the journal of `name` in `dir` records `blocks`
+// blocks; false if the client ended or 30 s went by first.
+bool wait_for_journal(ChildProcess& client, const std::string& dir, const std::string& name, std::size_t blocks) {
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (std::chrono::steady_clock::now() < deadline && !client.try_wait()) {
+    if (journaled_blocks(dir, name) >= blocks) return true;
+    client.pump(10ms);
+  }
+  return false;
+}
+
 // One data connection is cut, or stops moving anything, in the middle of a put or a get: its
 // blocks go to the other streams, a new connection replaces it, the file arrives whole.
 struct StreamFault {
@@ -112,6 +123,9 @@ TEST_P(ServerKilled, RerunResumesWithFewerBytes) {
   for (const char* a : {"-p", "2", "--perf-interval", "0.05"}) args.emplace_back(a);
   ChildProcess client = start_pxfer(args);
   ASSERT_TRUE(wait_for_bytes(client, 16 * MiB)) << client.out() << client.err();
+  // The sender's byte count runs ahead of the receiver by what sits in socket buffers and the
+  // proxy: wait until the receiver's journal really holds 4 blocks (8 MiB) before the kill.
+  ASSERT_TRUE(wait_for_journal(client, receiving_dir, "f.bin", 4)) << client.out() << client.err();
   ::kill(server->pid(), SIGKILL);
   int status = client.wait(30s);
   EXPECT_EQ(status, 5) << client.err();  // network: the server went away
@@ -174,6 +188,7 @@ TEST(Faults, RetriesCarryAPutThroughAServerRestart) {
   ChildProcess client = start_pxfer({"put", local + "/f.bin", via(proxy, "f.bin"), "-p", "2", "--perf-interval", "0.05",
                                      "--retries", "5"});
   ASSERT_TRUE(wait_for_bytes(client, 16 * MiB)) << client.out() << client.err();
+  ASSERT_TRUE(wait_for_journal(client, root, "f.bin", 2)) << client.out() << client.err();
   ::kill(server->pid(), SIGKILL);
   server.reset();
   ServerProcess restarted(root);

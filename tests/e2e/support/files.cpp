@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -223,6 +224,17 @@ std::vector<std::string> hidden_temporaries(const std::string& dir) {
 
 std::vector<std::string> resumable_leftovers(const std::string& name) {
   return {"." + name + ".pxfer-journal", "." + name + ".pxfer-part"};
+}
+
+std::size_t journaled_blocks(const std::string& dir, const std::string& name) {
+  // Read independently of ResumeJournal: a 64-byte header, then 8-byte records whose first
+  // four bytes are "PXB1" (little-endian 0x31425850) for a written block.
+  std::ifstream in(dir + "/." + name + ".pxfer-journal", std::ios::binary);
+  if (!in) return 0;
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::size_t n = 0;
+  for (std::size_t at = 64; at + 8 <= bytes.size(); at += 8) n += bytes.compare(at, 4, "PXB1") == 0;
+  return n;
 }
 
 }  // namespace pxfer::e2e

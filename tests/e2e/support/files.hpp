@@ -32,6 +32,8 @@ std::vector<std::string> hidden_temporaries(const std::string& dir);
 // What an interrupted transfer to NAME leaves for a resume: its partial file and its journal,
 // sorted as list_dir sorts them.
 std::vector<std::string> resumable_leftovers(const std::string& name);
+// How many blocks the resume journal of NAME in `dir` records as written (0 without a journal).
+std::size_t journaled_blocks(const std::string& dir, const std::string& name);
 // Targets of the open descriptors of process `pid` (/proc/PID/fd) that start with `prefix`;
 // an unlinked file shows as "PATH (deleted)".
 std::vector<std::string> open_files_of(int pid, const std::string& prefix);
