@@ -3,6 +3,7 @@
 // parses options into these.
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -115,7 +116,27 @@ class ProgressListener {
 // missing file, an existing destination or a local error such as a full disk or Ctrl-C.
 bool worth_retrying_transfer(Errc code);
 
-// Moves one file; throws pxfer::Error with a one-line message on failure.
+// A client's connection to servers, kept across transfers so that many files in a row do not each
+// pay for a TLS handshake, HELLO, AUTH and a new set of threads: the control connection to the
+// last server used stays open for the next transfer to the same server (OPEN again after RESULT).
+// One transfer at a time; use one session per thread. Throws like put_file/get_file.
+class ClientSession {
+ public:
+  explicit ClientSession(const ClientOptions& options);  // options.threads / streams size the pool
+  ~ClientSession();
+  ClientSession(const ClientSession&) = delete;
+  ClientSession& operator=(const ClientSession&) = delete;
+  TransferSummary put(const std::string& local, const Url& remote, const ClientOptions& options,
+                      ProgressListener* listener = nullptr);
+  TransferSummary get(const Url& remote, const std::string& local, const ClientOptions& options,
+                      ProgressListener* listener = nullptr);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// Moves one file in a session of its own; throws pxfer::Error with a one-line message on failure.
 TransferSummary put_file(const std::string& local, const Url& remote, const ClientOptions& options,
                          ProgressListener* listener = nullptr);
 TransferSummary get_file(const Url& remote, const std::string& local, const ClientOptions& options,

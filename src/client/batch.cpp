@@ -1,6 +1,7 @@
 // The multi-file scheduler: workers each take the next file while fewer than the target are in
-// flight (`concurrency`, or --auto's choice) and move it with put_file/get_file (each with its own
-// streams and io_context, as sweep does), so one failing file never stops the others.
+// flight (`concurrency`, or --auto's choice) and move it in the worker's ClientSession (one control
+// connection kept from file to file, new data streams per file), so one failing file never stops
+// the others.
 #include "pxfer/batch.hpp"
 
 #include <fcntl.h>
@@ -110,8 +111,8 @@ class ByteCounter final : public ProgressListener {
 };
 
 // `failed_attempt` hears of every attempt that failed, retried or not.
-FileOutcome move_one(const BatchFile& f, const BatchOptions& options, const ClientOptions& client, ByteCounter* counter,
-                     const std::function<void(const Error&)>& failed_attempt) {
+FileOutcome move_one(ClientSession& session, const BatchFile& f, const BatchOptions& options, const ClientOptions& client,
+                     ByteCounter* counter, const std::function<void(const Error&)>& failed_attempt) {
   FileOutcome outcome{f, FileStatus::failed, {}, std::nullopt, 0};
   outcome.streams = client.streams;
   auto backoff = options.first_backoff;
@@ -124,9 +125,9 @@ FileOutcome move_one(const BatchFile& f, const BatchOptions& options, const Clie
         return outcome;
       }
       if (f.direction == Direction::put) {
-        outcome.summary = put_file(f.local, f.remote, client, counter);
+        outcome.summary = session.put(f.local, f.remote, client, counter);
       } else {
-        outcome.summary = get_file(f.remote, f.local, client, counter);
+        outcome.summary = session.get(f.remote, f.local, client, counter);
         if (options.preserve) preserve_attributes(f, client);
       }
       outcome.status = FileStatus::done;
@@ -250,6 +251,9 @@ BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, BatchL
 
   auto worker = [&](unsigned index) {
     if (!controller) std::this_thread::sleep_until(start + ramp_start(index, shape.concurrency, options.ramp_up));
+    // Each worker keeps its control connection from file to file: small files then cost an OPEN
+    // and their data connection, not a TLS handshake and a login each.
+    ClientSession session(base);
     for (;;) {
       std::unique_lock lock(mutex);
       changed.wait(lock, [&] { return next >= plan.files.size() || active < target; });
@@ -268,7 +272,7 @@ BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, BatchL
       }
       std::optional<ByteCounter> counter;
       if (monitor) counter.emplace(moved);
-      FileOutcome outcome = move_one(plan.files[i], options, client, counter ? &*counter : nullptr, [&](const Error& e) {
+      FileOutcome outcome = move_one(session, plan.files[i], options, client, counter ? &*counter : nullptr, [&](const Error& e) {
         // Only failures that say something about the link or the server count against it: a
         // missing source or an existing destination does not.
         if (!worth_retrying(e.code())) return;

@@ -13,6 +13,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <fstream>
 #include <mutex>
 #include <random>
@@ -356,8 +358,46 @@ class InterruptGuard {
   std::optional<Error> error_;
 };
 
-awaitable<void> run_job(asio::io_context& ioc, Job& job) {
+// The reply to OPEN: QUEUED frames while the server holds the transfer in line, and heartbeats
+// left over from the previous transfer on a reused control connection, are passed over.
+awaitable<wire::Message> read_open_reply(net::Connection& control, ProgressListener* listener) {
+  for (;;) {
+    wire::Message reply = co_await net::read_message(control);
+    if (std::holds_alternative<wire::Ping>(reply) || std::holds_alternative<wire::Pong>(reply)) continue;
+    auto* queued = std::get_if<wire::Queued>(&reply);
+    if (!queued) co_return reply;
+    if (listener) listener->on_queued(queued->position, queued->active, queued->queued);
+  }
+}
+
+// Sends OPEN and reads the answer. A reused control connection may have been closed by the
+// server meanwhile (its idle timeout, a restart): then one fresh connection is opened and OPEN
+// sent again; nothing was started on the old one.
+awaitable<wire::Message> open_on(std::optional<ControlLink>& link, bool reused, const wire::Message& open,
+                                 const Url& remote, const ClientOptions& opt, ProgressListener* listener) {
+  for (;;) {
+    std::optional<Error> stale;
+    try {
+      co_await net::send_message(*link->connection, open);
+      co_return co_await read_open_reply(*link->connection, listener);
+    } catch (const Error& e) {
+      if (!reused || e.code() != Errc::network) throw;
+      stale = e;
+    }
+    spdlog::debug("reused control connection to {} is gone ({}); opening a new one", link->authority, stale->what());
+    link.reset();
+    link = co_await open_control(remote, opt.connect_timeout);
+    reused = false;
+  }
+}
+
+// One transfer on `link`: the session's control connection to the same server when it has one
+// (reused), else a new one that the session keeps for the next transfer. `link_clean` says
+// whether the control connection is fit for another transfer after this one: yes after a
+// success or a refused OPEN, no after anything that failed midway.
+awaitable<void> run_job(asio::io_context& ioc, Job& job, std::optional<ControlLink>& link, bool& link_clean) {
   const ClientOptions& opt = job.options;
+  link_clean = false;
   auto ex = co_await asio::this_coro::executor;
   InterruptGuard interrupted(ex);
   Directory cwd = Directory::current();
@@ -368,21 +408,24 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job) {
     throw Error(Errc::exists, job.local + ": destination exists; use --overwrite to replace it");
   }
 
-  ControlLink link = co_await open_control(job.remote, opt.connect_timeout);
-  std::shared_ptr<net::Connection> control = link.connection;
-  const std::string& authority = link.authority;
-  const auto& data_endpoints = link.data_endpoints;
-  const wire::HelloOk& hello_ok = link.hello;
-  if (opt.block_size > hello_ok.max_block)
+  const bool reused = link && link->authority == job.remote.authority();
+  if (!reused) {
+    link.reset();
+    link = co_await open_control(job.remote, opt.connect_timeout);
+  }
+  if (opt.block_size > link->hello.max_block)
     throw Error(Errc::usage, "--block-size " + std::to_string(opt.block_size) + " is over the server's limit of " +
-                                 std::to_string(hello_ok.max_block) + " bytes");
+                                 std::to_string(link->hello.max_block) + " bytes");
 
   wire::Open open;
   open.direction = job.direction == Direction::put ? wire::Direction::put : wire::Direction::get;
   open.checksum = static_cast<std::uint8_t>(opt.checksum);
   open.flags = opt.overwrite ? std::uint32_t{wire::open_overwrite} : 0u;
   if (opt.encrypt) open.flags |= wire::open_encrypt;
+  // No more streams than blocks: a small file needs one connection, not -p of them.
   open.streams = opt.streams;
+  if (source) open.streams = static_cast<std::uint16_t>(std::clamp<std::uint64_t>(
+                  (source->size() + opt.block_size - 1) / opt.block_size, 1, opt.streams));
   open.block_size = opt.block_size;
   open.window = opt.window;
   open.congestion = opt.congestion;
@@ -400,22 +443,27 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job) {
   if (opt.sync) open.flags |= wire::open_sync;
   open.path = job.remote.path;
   wire::Message open_message = open;
-  co_await net::send_message(*control, open_message);
-  wire::Message reply = co_await net::read_message(*control);
-  while (auto* queued = std::get_if<wire::Queued>(&reply)) {  // the server's admission queue
-    if (job.listener) job.listener->on_queued(queued->position, queued->active, queued->queued);
-    reply = co_await net::read_message(*control);
-  }
+  wire::Message reply = co_await open_on(link, reused, open_message, job.remote, opt, job.listener);
+  // A refusal (not found, exists, permission) leaves the server's session ready for the next OPEN.
+  link_clean = std::holds_alternative<wire::ErrorMsg>(reply);
+  std::shared_ptr<net::Connection> control = link->connection;
+  const std::string& authority = link->authority;
+  const auto& data_endpoints = link->data_endpoints;
   auto open_ok = net::expect<wire::OpenOk>(std::move(reply), control->peer());
-  // The server may grant fewer streams than asked for (pxferd --max-streams-per-client).
-  const std::uint16_t streams = open_ok.has_admission ? std::min(open_ok.streams, opt.streams) : opt.streams;
+  link_clean = false;
+  // The server may grant fewer streams than asked for (pxferd --max-streams-per-client, or a
+  // file of fewer blocks than streams).
+  const std::uint16_t streams = open_ok.has_admission ? std::min(open_ok.streams, open.streams) : open.streams;
   spdlog::debug("server accepted {} of {}: {} bytes, block {}, {} streams", job.direction == Direction::put ? "put" : "get",
                 job.remote.path, open_ok.size, open_ok.block_size, streams);
   if (open_ok.has_admission) {
     job.summary.server_load = ServerLoad{true, open_ok.active, open_ok.queued, open_ok.max_active};
     spdlog::debug("server load: {} active, {} queued, max_active {}", open_ok.active, open_ok.queued, open_ok.max_active);
-    if (streams < opt.streams)
-      job.summary.warnings.push_back("the server granted " + std::to_string(streams) + " of " + std::to_string(opt.streams) +
+    // Fewer streams than blocks is the server's limit; fewer than asked but enough for every
+    // block is only the file being small.
+    const std::uint64_t blocks = std::max<std::uint64_t>(1, (open_ok.size + open_ok.block_size - 1) / open_ok.block_size);
+    if (streams < open.streams && streams < blocks)
+      job.summary.warnings.push_back("the server granted " + std::to_string(streams) + " of " + std::to_string(open.streams) +
                                      " streams (its per-client stream limit)");
   }
 
@@ -448,7 +496,7 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job) {
   summary.block_size = open_ok.block_size;
   summary.checksum = opt.checksum;
   summary.protection = describe_protection(*control, opt.encrypt);
-  summary.identity = link.auth.identity;
+  summary.identity = link->auth.identity;
   if (job.listener) job.listener->on_start(summary);
 
   interrupted.watch(t);
@@ -489,6 +537,7 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job) {
   summary.stream_recoveries = t->stream_recoveries();
   IntervalReport last = progress.sample();
   if (opt.stream_stats) summary.stream_totals = progress.totals();
+  link_clean = true;
   if (job.listener) {
     for (const auto& w : summary.warnings) job.listener->on_warning(w);
     job.listener->on_finish(last, summary);
@@ -513,24 +562,64 @@ void validate(const ClientOptions& opt) {
   }
 }
 
-// Runs the job, and again after a failure worth retrying: each attempt resumes from what the
-// receiver kept. Pauses double from first_backoff, each drawn from [0.5, 1.5) of its nominal
-// value so that many clients cut off together do not come back together.
-TransferSummary run(Job job) {
+unsigned threads_for(const ClientOptions& options) {
+  if (options.threads > 0) return options.threads;
+  return std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), options.streams));
+}
+
+}  // namespace
+
+// The io_context and its threads live as long as the session; so does the control connection,
+// which only the job running at the time touches (one job at a time, each on `strand`).
+struct ClientSession::State {
+  explicit State(unsigned threads) {
+    for (unsigned i = 0; i < threads; ++i) workers.emplace_back([this] { ioc.run(); });
+  }
+  ~State() {
+    link.reset();  // closes the control connection: the server ends the session
+    work.reset();  // the threads return once the last transfer's streams have wound down
+    for (auto& w : workers) w.join();
+  }
+
+  // One attempt of `job`. The control connection is kept for the next job only when the server's
+  // side of it is known to be ready for another OPEN.
+  void run_attempt(Job& job) {
+    bool link_clean = false;
+    auto done = asio::co_spawn(strand, run_job(ioc, job, link, link_clean), asio::use_future);
+    try {
+      done.get();
+    } catch (...) {
+      if (!link_clean) link.reset();
+      throw;
+    }
+    if (!link_clean) link.reset();
+  }
+
+  // Runs the job, and again after a failure worth retrying: each attempt resumes from what the
+  // receiver kept. Pauses double from first_backoff, each drawn from [0.5, 1.5) of its nominal
+  // value so that many clients cut off together do not come back together.
+  TransferSummary run(Job job);
+
+  asio::io_context ioc;
+  asio::executor_work_guard<asio::io_context::executor_type> work{ioc.get_executor()};
+  asio::strand<asio::io_context::executor_type> strand{asio::make_strand(ioc)};
+  std::optional<ControlLink> link;
+  std::vector<std::thread> workers;
+};
+
+TransferSummary ClientSession::State::run(Job job) {
   validate(job.options);
-  unsigned threads = job.options.threads;
-  if (threads == 0) threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), job.options.streams));
   const unsigned total = job.options.retries + 1;
   auto pause = job.options.first_backoff;
-  std::mt19937_64 random(std::random_device{}());
+  std::optional<std::mt19937_64> random;  // seeded on the first retry: random_device is not free
   for (unsigned attempt = 1;; ++attempt) {
     try {
-      run_io(threads, [&job](asio::io_context& ioc) { return run_job(ioc, job); });
+      run_attempt(job);
       job.summary.attempts = attempt;
       return job.summary;
     } catch (const Error& e) {
       if (attempt >= total || !worth_retrying_transfer(e.code())) throw;
-      double delay = std::uniform_real_distribution<double>(0.5, 1.5)(random) * static_cast<double>(pause.count()) / 1000.0;
+      double delay = std::uniform_real_distribution<double>(0.5, 1.5)(random ? *random : random.emplace(std::random_device{}())) * static_cast<double>(pause.count()) / 1000.0;
       if (job.listener) job.listener->on_retry(attempt + 1, total, delay, e.what());
       std::this_thread::sleep_for(std::chrono::duration<double>(delay));
       pause = std::min<std::chrono::milliseconds>(pause * 2, std::chrono::minutes(1));
@@ -538,25 +627,26 @@ TransferSummary run(Job job) {
   }
 }
 
-}  // namespace
-
 bool worth_retrying_transfer(Errc code) {
   return code == Errc::network || code == Errc::protocol || code == Errc::integrity || code == Errc::internal;
 }
 
-TransferSummary put_file(const std::string& local, const Url& remote, const ClientOptions& options,
-                         ProgressListener* listener) {
+ClientSession::ClientSession(const ClientOptions& options) : state_(std::make_unique<State>(threads_for(options))) {}
+ClientSession::~ClientSession() = default;
+
+TransferSummary ClientSession::put(const std::string& local, const Url& remote, const ClientOptions& options,
+                                   ProgressListener* listener) {
   Url target = remote;
   if (target.trailing_slash) target.path += basename_of(local);
   Job job{Direction::put, local, target, options, listener, {}};
   job.summary.direction = Direction::put;
   job.summary.source = local;
   job.summary.destination = target.to_string();
-  return run(std::move(job));
+  return state_->run(std::move(job));
 }
 
-TransferSummary get_file(const Url& remote, const std::string& local, const ClientOptions& options,
-                         ProgressListener* listener) {
+TransferSummary ClientSession::get(const Url& remote, const std::string& local, const ClientOptions& options,
+                                   ProgressListener* listener) {
   if (remote.trailing_slash)
     throw Error(Errc::usage, remote.to_string() + ": names a directory; name a file, or copy the directory with get -r");
   std::string target = local;
@@ -568,7 +658,17 @@ TransferSummary get_file(const Url& remote, const std::string& local, const Clie
   job.summary.direction = Direction::get;
   job.summary.source = remote.to_string();
   job.summary.destination = target;
-  return run(std::move(job));
+  return state_->run(std::move(job));
+}
+
+TransferSummary put_file(const std::string& local, const Url& remote, const ClientOptions& options,
+                         ProgressListener* listener) {
+  return ClientSession(options).put(local, remote, options, listener);
+}
+
+TransferSummary get_file(const Url& remote, const std::string& local, const ClientOptions& options,
+                         ProgressListener* listener) {
+  return ClientSession(options).get(remote, local, options, listener);
 }
 
 }  // namespace pxfer

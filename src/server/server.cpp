@@ -451,7 +451,7 @@ struct Server::Impl {
   }
 
   // Opens the file the client named; errors become an ERROR frame and the session goes on.
-  std::shared_ptr<transfer::Transfer> open_transfer(const wire::Open& open, asio::any_io_executor ex) {
+  std::shared_ptr<transfer::Transfer> open_transfer(wire::Open& open, std::uint64_t caps, asio::any_io_executor ex) {
     auto algo = static_cast<ChecksumAlgo>(open.checksum);
     if (open.checksum > static_cast<std::uint8_t>(ChecksumAlgo::sha256))
       throw Error(Errc::protocol, "unknown checksum algorithm " + std::to_string(open.checksum));
@@ -466,7 +466,17 @@ struct Server::Impl {
     // The client's stall timeout, within sane bounds: heartbeats go four times per period.
     if (open.stall_timeout_ms > 0)
       settings.stall_timeout = std::chrono::milliseconds(std::clamp<std::uint32_t>(open.stall_timeout_ms, 400, 3'600'000));
-    if (open.direction == wire::Direction::get) return transfer::Transfer::sending(ex, FileSource(root, open.path), settings);
+    if (open.direction == wire::Direction::get) {
+      FileSource source(root, open.path);
+      // No more streams than blocks (a small file needs one connection), when the client takes
+      // the granted count from OPEN_OK; the client caps a put itself, knowing the size.
+      if (caps & wire::cap_admission) {
+        const std::uint64_t blocks = (source.size() + open.block_size - 1) / open.block_size;
+        open.streams = static_cast<std::uint16_t>(std::clamp<std::uint64_t>(blocks, 1, open.streams));
+        settings.streams = open.streams;
+      }
+      return transfer::Transfer::sending(ex, std::move(source), settings);
+    }
     SinkOptions sink_options{(open.flags & wire::open_overwrite) != 0, (open.flags & wire::open_no_resume) == 0,
                              (open.flags & wire::open_sync) != 0, open.block_size, open.mtime_ns,
                              options.partial_max_age.count()};
@@ -550,7 +560,7 @@ struct Server::Impl {
       refused = e;
     }
     if (!refused) try {
-        t = open_transfer(open, co_await asio::this_coro::executor);
+        t = open_transfer(open, caps, co_await asio::this_coro::executor);
       } catch (const Error& e) {
         refused = e;
       }

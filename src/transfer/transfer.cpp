@@ -83,7 +83,7 @@ std::shared_ptr<Transfer> Transfer::receiving(asio::any_io_executor ex, std::uni
 void Transfer::verify_resumed_blocks() {
   ResumeJournal& journal = *sink_->journal();
   if (journal.recorded_count() == 0) return;
-  std::vector<std::uint8_t> buffer(settings_.block_size);
+  std::vector<std::uint8_t> buffer(largest_block());
   for (std::size_t i = 0; i < planner_.block_count(); ++i) {
     auto recorded = journal.recorded(i);
     if (!recorded) continue;
@@ -368,7 +368,7 @@ constexpr std::uint32_t pipeline_chunk = 256 * 1024;
 // to send stays open (a block another stream loses comes back to the queue), says it is alive
 // with a PING now and then, and sleeps until woken.
 awaitable<void> Transfer::send_blocks(Connection& conn, StreamRun& run) {
-  std::vector<std::uint8_t> buffer(settings_.block_size);
+  std::vector<std::uint8_t> buffer(largest_block());
   std::optional<BlockCompressor> compressor;
   if (settings_.compression.mode != CompressMode::none) compressor.emplace(settings_.compression);
   const auto heartbeat = heartbeat_of(settings_);
@@ -500,7 +500,7 @@ awaitable<void> Transfer::watch_progress(Connection& conn, StreamRun& run) {
 
 awaitable<void> Transfer::receive_blocks(Connection& conn, StreamRun& run) {
   StreamStats& stats = run.stats;
-  std::vector<std::uint8_t> buffer(settings_.block_size);
+  std::vector<std::uint8_t> buffer(largest_block());
   std::vector<std::uint8_t> packed;
   std::optional<BlockDecompressor> decompressor;
   std::array<std::uint8_t, wire::block_header_size> block_bytes{};

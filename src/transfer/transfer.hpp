@@ -70,6 +70,11 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   Role role() const { return role_; }
   const Settings& settings() const { return settings_; }
   std::uint64_t file_size() const { return planner_.file_size(); }
+  // What a block buffer must hold: a small file's one block, not a whole block size (a 64 KiB
+  // file would otherwise zero 2 MiB per stream at each end).
+  std::size_t largest_block() const {
+    return static_cast<std::size_t>(std::min<std::uint64_t>(settings_.block_size, file_size()));
+  }
   // The sender's source mtime (identifies the source for a resume); 0 on the receiving side.
   std::int64_t source_mtime_ns() const { return source_ ? source_->mtime_ns() : 0; }
   StreamStats& stream(std::size_t index) { return *stats_[index]; }

@@ -92,7 +92,7 @@ TEST(Server, LogsOneLinePerFinishedTransfer) {
   RunResult p = run_pxfer("put", src, server.url("log.bin"), "-p", "3", "--block-size", "1M");
   ASSERT_EQ(p.exit_code, 0) << p.err;
   std::string log = wait_for_log_lines(server, "result=ok", 1);
-  RunResult g = run_pxfer("get", server.url("log.bin"), local + "/back.bin", "-p", "3");
+  RunResult g = run_pxfer("get", server.url("log.bin"), local + "/back.bin", "-p", "3", "--block-size", "1M");
   ASSERT_EQ(g.exit_code, 0) << g.err;
   log = wait_for_log_lines(server, "result=ok", 2);
 

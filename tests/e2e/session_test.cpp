@@ -1,0 +1,104 @@
+// Many small files do not each pay for a connection set-up (issue 4, point 2): a batch worker
+// keeps its control connection from file to file (ClientSession), and a file smaller than the
+// streams asked for opens only as many data connections as it has blocks. Connections are
+// counted by a proxy the test owns, in front of a real pxferd.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "fault_proxy.hpp"
+#include "support/e2e.hpp"
+
+namespace pxfer::e2e {
+namespace {
+namespace fs = std::filesystem;
+using pxfer::testing::FaultProxy;
+
+std::string via(const FaultProxy& proxy, const std::string& path) {
+  return "pxfer://127.0.0.1:" + std::to_string(proxy.port()) + "/" + path;
+}
+
+// `count` files of 1-64 KiB (one block each) in a two-level tree below `top`.
+void make_small_tree(const std::string& top, int count) {
+  for (int i = 0; i < count; ++i) {
+    std::string sub = top + "/d" + std::to_string(i % 4);
+    fs::create_directories(sub);
+    make_file(sub + "/f" + std::to_string(i), 1 + (static_cast<std::uint64_t>(i) * 7919) % (64 * KiB),
+              static_cast<std::uint64_t>(700 + i));
+  }
+}
+
+void expect_same_files(const std::string& expected, const std::string& actual) {
+  std::size_t n = 0;
+  for (const auto& e : fs::recursive_directory_iterator(expected)) {
+    if (!e.is_regular_file()) continue;
+    auto rel = fs::relative(e.path(), expected).string();
+    EXPECT_TRUE(files_equal(e.path().string(), actual + "/" + rel)) << rel;
+    ++n;
+  }
+  EXPECT_GT(n, 0u);
+}
+
+// 60 one-block files with -c 3 -p 4, each way: every file needs one data connection and each of
+// the 3 workers one control connection, so at most 63 connections each way (before sessions:
+// 60 x (1 control + 4 data) = 300). The LIST that plans a get -r and the MKDIR that prepares a
+// put -r are one more control connection each.
+TEST(Session, ManySmallFilesShareEachWorkersControlConnection) {
+  TempDir dir;
+  std::string root = dir.subdir("root"), local = dir.subdir("local");
+  constexpr int files = 60;
+  make_small_tree(local + "/tree", files);
+  ServerProcess server(root);
+
+  FaultProxy put_proxy(server.port());
+  RunResult put = run_pxfer("put", "-r", "-c", "3", "-p", "4", local + "/tree", via(put_proxy, ""));
+  ASSERT_EQ(put.exit_code, 0) << put.err << put.out;
+  expect_same_files(local + "/tree", root + "/tree");
+  EXPECT_LE(put_proxy.accepted(), files + 3u + 1u) << put.out;
+
+  FaultProxy get_proxy(server.port());
+  RunResult get = run_pxfer("get", "-r", "-c", "3", "-p", "4", via(get_proxy, "tree"), local + "/back");
+  ASSERT_EQ(get.exit_code, 0) << get.err << get.out;
+  expect_same_files(local + "/tree", local + "/back");
+  EXPECT_LE(get_proxy.accepted(), files + 3u + 1u) << get.out;
+}
+
+// The server closes a control session that stays idle (--idle-timeout 1s); files spaced 2 s
+// apart (--connect-rate 1: two connections per file) find their worker's kept connection gone,
+// open a new one and succeed, without an error or a retry.
+TEST(Session, KeptControlConnectionClosedByTheServerIsReplaced) {
+  TempDir dir;
+  std::string root = dir.subdir("root"), local = dir.subdir("local");
+  fs::create_directories(local + "/tree");
+  for (int i = 0; i < 3; ++i) make_file(local + "/tree/f" + std::to_string(i), 10 * KiB, static_cast<std::uint64_t>(800 + i));
+  ServerProcess server(root, "127.0.0.1:0", {"--idle-timeout", "1s"});
+  RunResult put = run_pxfer("put", "-r", "-c", "1", "-p", "1", "--connect-rate", "1", local + "/tree", server.url(""));
+  ASSERT_EQ(put.exit_code, 0) << put.err << put.out;
+  expect_same_files(local + "/tree", root + "/tree");
+  EXPECT_EQ(put.err.find("retry"), std::string::npos) << put.err;
+  EXPECT_GE(count_lines_containing(server.log(), "control session closed"), 2u) << server.log();
+}
+
+// A file of fewer blocks than -p asks for gets one data connection per block, and the summary
+// says how many streams moved it, without a warning about a server limit.
+TEST(Session, SmallFileUsesOneStreamPerBlock) {
+  TempDir dir;
+  std::string root = dir.subdir("root"), local = dir.subdir("local");
+  make_file(local + "/small.bin", 3 * MiB, 810);  // two 2 MiB blocks
+  ServerProcess server(root);
+  for (const char* direction : {"put", "get"}) {
+    FaultProxy proxy(server.port());
+    bool put = std::string(direction) == "put";
+    RunResult r = put ? run_pxfer("put", "-p", "8", local + "/small.bin", via(proxy, "small.bin"))
+                      : run_pxfer("get", "-p", "8", via(proxy, "small.bin"), local + "/back.bin");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(proxy.accepted(), 3u) << direction << ": 1 control + 2 data connections";
+    EXPECT_NE(r.out.find(", 2 streams,"), std::string::npos) << r.out;
+    EXPECT_EQ(r.err.find("granted"), std::string::npos) << r.err;
+  }
+  EXPECT_TRUE(files_equal(local + "/small.bin", local + "/back.bin"));
+}
+
+}  // namespace
+}  // namespace pxfer::e2e
