@@ -235,6 +235,14 @@ BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, BatchL
   const BatchShape shape = fit_streams(options.concurrency, options.client.streams, options.max_streams);
   const bool monitor = controller || options.interval.count() > 0;
   ClientOptions base = options.client;
+  // Files in flight already keep the cores busy: each worker's session gets its share of them
+  // rather than a thread per stream, which with many small files mostly costs context switches
+  // (2000 x 64 KiB put -r, -c 4 -p 4, 2 cores, loopback: 105 -> 120 MB/s, three rounds each).
+  if (base.threads == 0) {
+    const unsigned pool = options.auto_tune ? options.concurrency : shape.concurrency;
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    base.threads = std::clamp(cores / std::max(1u, pool), 1u, std::max<unsigned>(1, base.streams));
+  }
   // No per-file rate lines in a batch; when the run is sampled, each file reports its bytes
   // (to the counter, never printed) often enough for the aggregate rate.
   base.perf_interval = monitor ? std::chrono::milliseconds(100) : std::chrono::milliseconds(0);
