@@ -59,13 +59,13 @@ inline void add_batch_options(CLI::App& cmd, BatchArgs& a, bool is_put) {
   cmd.add_option("--retries", a.retries, "extra attempts per failed file, after 1 s, 2 s, 4 s ...")->capture_default_str();
   cmd.add_option("--ramp-up", a.ramp_up, "start with one file in flight and reach -c linearly over DURATION (30s, 2m, 500ms)");
   cmd.add_option("--connect-rate", a.connect_rate, "open at most this many new connections per second (0 = no limit)");
-  cmd.add_flag("--skip-existing", a.skip_existing, "skip a file whose destination exists with the same size");
+  cmd.add_flag("--skip-existing", a.skip_existing, "skip a file whose destination exists with the same size and checksum (both copies are read)");
   cmd.add_flag("--preserve", a.preserve,
-               is_put ? "(get only: a put cannot set the server's mode and mtime yet; ignored)"
+               is_put ? "set each file's mode (never world-writable there) and modification time on the server"
                       : "keep each file's mode and modification time");
 }
 
-inline BatchOptions to_batch_options(const BatchArgs& a, const ClientOptions& client, bool is_put) {
+inline BatchOptions to_batch_options(const BatchArgs& a, const ClientOptions& client) {
   const bool concurrency_given = a.concurrency_option && a.concurrency_option->count() > 0;
   if (!a.auto_tune) {
     for (const CLI::Option* o : {a.min_concurrency_option, a.auto_interval_option, a.auto_tolerance_option})
@@ -81,7 +81,7 @@ inline BatchOptions to_batch_options(const BatchArgs& a, const ClientOptions& cl
   o.max_streams = a.max_streams;
   o.retries = a.retries;
   o.skip_existing = a.skip_existing;
-  o.preserve = a.preserve && !is_put;
+  o.preserve = a.preserve;
   if (!a.ramp_up.empty()) {
     auto ramp = parse_duration(a.ramp_up);
     if (!ramp || ramp->count() > 24 * 3600 * 1000)

@@ -330,7 +330,7 @@ int main(int argc, char** argv) {
     ClientOptions options = to_options(args);
     const cli::BatchArgs& batch = is_put ? put_batch : get_batch;
     if (batch.wanted()) {
-      BatchOptions batch_options = cli::to_batch_options(batch, options, is_put);  // bad values before any LIST
+      BatchOptions batch_options = cli::to_batch_options(batch, options);  // bad values before any LIST
       BatchPlan plan = is_put ? cli::plan_batch(batch, true, put_local, put_remote, options)
                               : cli::plan_batch(batch, false, get_remote, get_local, options);
       return cli::run_batch_command(plan, batch_options, args.quiet, args.json);

@@ -51,7 +51,7 @@ struct BatchOptions {
   unsigned max_streams = 0;  // 0 = no cap on concurrency * streams
   unsigned retries = 0;      // extra attempts per file
   std::chrono::milliseconds first_backoff{1000};  // doubled after every failed attempt
-  bool skip_existing = false;  // skip when the destination exists with the same size
+  bool skip_existing = false;  // skip when the destination exists with the same size and checksum
   bool preserve = false;       // a get keeps the source's mode and mtime
   // Staggered start: one file in flight at first, `concurrency` after this long, linearly.
   std::chrono::milliseconds ramp_up{0};
@@ -146,7 +146,7 @@ using FileCallback = std::function<void(const FileOutcome&, std::size_t finished
 BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, const FileCallback& on_file = {});
 BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, BatchListener& listener);
 
-// "done PATH BYTES bytes SECONDS s RATE MB/s adler32: X", "skipped PATH (exists, same size)",
+// "done PATH BYTES bytes SECONDS s RATE MB/s adler32: X", "skipped PATH (exists, same size and checksum)",
 // "FAILED PATH: reason".
 std::string format_outcome(const FileOutcome& outcome);
 // The gridftp-style rate line over the whole run, then "N files: A done, S skipped, F failed"

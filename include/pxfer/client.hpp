@@ -116,6 +116,11 @@ class ProgressListener {
 // missing file, an existing destination or a local error such as a full disk or Ctrl-C.
 bool worth_retrying_transfer(Errc code);
 
+struct RemoteSum {
+  std::uint64_t size = 0;
+  std::string value;  // lower-case hex; empty when the size was not the one asked about
+};
+
 // A client's connection to servers, kept across transfers so that many files in a row do not each
 // pay for a TLS handshake, HELLO, AUTH and a new set of threads: the control connection to the
 // last server used stays open for the next transfer to the same server (OPEN again after RESULT).
@@ -130,6 +135,13 @@ class ClientSession {
                       ProgressListener* listener = nullptr);
   TransferSummary get(const Url& remote, const std::string& local, const ClientOptions& options,
                       ProgressListener* listener = nullptr);
+  // A file's size on the server and, when it has `size` bytes, its checksum (read there in full;
+  // --skip-existing). Throws Error(not_found) when there is no such file.
+  RemoteSum remote_sum(const Url& remote, ChecksumAlgo algo, std::uint64_t size, std::chrono::milliseconds connect_timeout);
+  // Sets a file's permission bits and mtime on the server (put --preserve); the server never
+  // makes it world-writable or set-id.
+  void set_remote_attributes(const Url& remote, std::uint32_t mode, std::int64_t mtime_ns,
+                             std::chrono::milliseconds connect_timeout);
 
  private:
   struct State;

@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 
+#include "pxfer/checksum.hpp"
 #include "pxfer/resume_journal.hpp"
 
 namespace pxfer {
@@ -41,6 +42,17 @@ class Directory {
 
 // Deletes a regular file (never a directory) named relative to `dir`, confined like open_file.
 void remove_file(const Directory& dir, const std::string& path);
+
+// A regular file's size and, when it has `expected_size` bytes, its whole-file checksum
+// (lower-case hex; empty for another size), confined like open_file.
+struct FileSum {
+  std::uint64_t size = 0;
+  std::string value;
+};
+FileSum sum_file(const Directory& dir, const std::string& path, ChecksumAlgo algo, std::uint64_t expected_size);
+// Sets a regular file's permission bits (mode & 0775: never world-writable, no set-id or sticky
+// bits) and modification time, confined like open_file (put --preserve).
+void set_file_attributes(const Directory& dir, const std::string& path, std::uint32_t mode, std::int64_t mtime_ns);
 
 // Refuses what a client must never name relative to an export root: empty, absolute, NUL bytes,
 // "..". Throws Error(permission / usage) with a message naming the path.

@@ -51,6 +51,9 @@ enum class FrameType : std::uint16_t {
   auth_ok = 25,       // server -> client: who the client is and what it may do
   have = 30,          // receiver -> sender on the control connection after OPEN_OK: blocks it
                       // already holds from an interrupted transfer (resume); more = 1: another follows
+  sum = 31,             // client -> server: the whole-file checksum of a file (--skip-existing)
+  sum_ok = 32,          // server -> client: its size and checksum
+  set_attributes = 33,  // client -> server: a file's permission bits and mtime (put --preserve)
 };
 
 // Capability bits offered in HELLO and HELLO_OK; the session uses the intersection.
@@ -214,6 +217,25 @@ struct AuthOk {
   std::string identity;    // token name, certificate CN, or "anonymous"
   std::uint8_t rights = 0; // AuthRights, over the whole export (an access file may narrow it per path)
 };
+// --skip-existing compares a file's size and checksum at both ends before moving it.
+// The server reads the file only when it has `size` bytes; otherwise SUM_OK has its size and an
+// empty value (a different size settles the question without reading anything).
+struct Sum {
+  std::string path;
+  std::uint8_t checksum = 1;  // pxfer::ChecksumAlgo, adler32 or sha256
+  std::uint64_t size = 0;
+};
+struct SumOk {
+  std::uint64_t size = 0;
+  std::string value;  // lower-case hex, as COMMIT carries it; empty when the size differed
+};
+// put --preserve: after the file is in place. The server applies mode & 0775 (never world-writable,
+// no set-id bits) and the mtime; the answer is DONE or ERROR.
+struct SetAttributes {
+  std::string path;
+  std::uint32_t mode = 0;
+  std::int64_t mtime_ns = 0;
+};
 struct InfoRequest {};
 struct Info {
   std::vector<std::pair<std::string, std::string>> entries;  // at most 64, key <= 64, value <= 256
@@ -227,7 +249,7 @@ struct Pong {
 
 using Message = std::variant<Hello, HelloOk, Open, OpenOk, Attach, AttachOk, Ack, End, Commit, Result,
                              ErrorMsg, Ping, Pong, Stats, InfoRequest, Info, Remove, Done, List, Listing, Mkdir, Queued,
-                             Auth, AuthOk, Have>;
+                             Auth, AuthOk, Have, Sum, SumOk, SetAttributes>;
 
 // Splits a listing into LISTING frames that each fit max_control_payload; the last has more = 0.
 // An empty listing is one frame with no entries.

@@ -169,6 +169,10 @@ std::unique_ptr<FileDigest> FileDigest::create(ChecksumAlgo algo, std::uint64_t 
 std::string checksum_of_file(ChecksumAlgo algo, const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error(errc_from_errno(errno), "cannot open " + path + ": " + errno_text(errno));
+  return checksum_of_descriptor(algo, fd, path);
+}
+
+std::string checksum_of_descriptor(ChecksumAlgo algo, int fd, const std::string& path) {
   constexpr std::uint32_t chunk = 4 << 20;
   off_t size = ::lseek(fd, 0, SEEK_END);
   auto digest = FileDigest::create(algo, static_cast<std::uint64_t>(size), chunk, nullptr);

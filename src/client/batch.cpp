@@ -49,21 +49,34 @@ std::optional<std::uint64_t> local_size(const std::string& path) {
   return fs::file_size(path, ec);
 }
 
-std::optional<std::uint64_t> remote_size(const BatchFile& f, const ClientOptions& options) {
-  auto entry = stat_remote(f.remote, options.connect_timeout);
-  if (!entry) return std::nullopt;
-  return entry->size;
-}
-
-bool same_size_exists(const BatchFile& f, const ClientOptions& options) {
-  if (f.direction == Direction::put) {
-    auto there = remote_size(f, options);
-    return there && there == local_size(f.local);
-  }
+// --skip-existing: both copies exist with the same size and the same checksum (--checksum's
+// algorithm, adler32 with --checksum none), the same test in both directions. The server reads
+// its copy only when the sizes match; the local copy is read only when the server's matched.
+bool same_file_exists(ClientSession& session, const BatchFile& f, const ClientOptions& options) {
   auto here = local_size(f.local);
   if (!here) return false;
-  auto source = f.source_size ? f.source_size : remote_size(f, options);
-  return source == here;
+  if (f.direction == Direction::get && f.source_size && *f.source_size != *here) return false;
+  const ChecksumAlgo algo = options.checksum == ChecksumAlgo::none ? ChecksumAlgo::adler32 : options.checksum;
+  std::optional<RemoteSum> there;
+  try {
+    there = session.remote_sum(f.remote, algo, *here, options.connect_timeout);
+  } catch (const Error& e) {
+    if (e.code() != Errc::not_found) throw;
+    return false;
+  }
+  return there->size == *here && !there->value.empty() && there->value == checksum_of_file(algo, f.local);
+}
+
+// --preserve after a put: the local file's permission bits and modification time, set on the
+// server's copy.
+void preserve_remote_attributes(ClientSession& session, const BatchFile& f, const ClientOptions& options) {
+  struct stat st {};
+  if (::stat(f.local.c_str(), &st) != 0) {
+    int err = errno;
+    throw Error(errc_from_errno(err), "cannot read the mode and mtime of " + f.local + ": " + errno_text(err));
+  }
+  const std::int64_t mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+  session.set_remote_attributes(f.remote, st.st_mode & 07777, mtime_ns, options.connect_timeout);
 }
 
 // --preserve after a get: the source's permission bits and modification time.
@@ -120,12 +133,13 @@ FileOutcome move_one(ClientSession& session, const BatchFile& f, const BatchOpti
     outcome.attempts = attempt + 1;
     if (counter) counter->new_attempt();
     try {
-      if (options.skip_existing && same_size_exists(f, client)) {
+      if (options.skip_existing && same_file_exists(session, f, client)) {
         outcome.status = FileStatus::skipped;
         return outcome;
       }
       if (f.direction == Direction::put) {
         outcome.summary = session.put(f.local, f.remote, client, counter);
+        if (options.preserve) preserve_remote_attributes(session, f, client);
       } else {
         outcome.summary = session.get(f.remote, f.local, client, counter);
         if (options.preserve) preserve_attributes(f, client);
@@ -347,7 +361,7 @@ BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, BatchL
 
 std::string format_outcome(const FileOutcome& outcome) {
   const std::string path = source_of(outcome.file);
-  if (outcome.status == FileStatus::skipped) return "skipped " + path + " (exists, same size)";
+  if (outcome.status == FileStatus::skipped) return "skipped " + path + " (exists, same size and checksum)";
   if (outcome.status == FileStatus::failed) {
     std::string line = "FAILED " + path + ": " + (outcome.error ? outcome.error->what() : "?");
     if (outcome.attempts > 1) line += " (after " + std::to_string(outcome.attempts) + " attempts)";

@@ -370,15 +370,15 @@ awaitable<wire::Message> read_open_reply(net::Connection& control, ProgressListe
   }
 }
 
-// Sends OPEN and reads the answer. A reused control connection may have been closed by the
-// server meanwhile (its idle timeout, a restart): then one fresh connection is opened and OPEN
-// sent again; nothing was started on the old one.
-awaitable<wire::Message> open_on(std::optional<ControlLink>& link, bool reused, const wire::Message& open,
-                                 const Url& remote, const ClientOptions& opt, ProgressListener* listener) {
+// Sends a request (OPEN, SUM, ...) and reads the answer. A reused control connection may have been
+// closed by the server meanwhile (its idle timeout, a restart): then one fresh connection is
+// opened and the request sent again; nothing was started on the old one.
+awaitable<wire::Message> ask(std::optional<ControlLink>& link, bool reused, const wire::Message& request,
+                             const Url& remote, std::chrono::milliseconds connect_timeout, ProgressListener* listener) {
   for (;;) {
     std::optional<Error> stale;
     try {
-      co_await net::send_message(*link->connection, open);
+      co_await net::send_message(*link->connection, request);
       co_return co_await read_open_reply(*link->connection, listener);
     } catch (const Error& e) {
       if (!reused || e.code() != Errc::network) throw;
@@ -386,9 +386,27 @@ awaitable<wire::Message> open_on(std::optional<ControlLink>& link, bool reused, 
     }
     spdlog::debug("reused control connection to {} is gone ({}); opening a new one", link->authority, stale->what());
     link.reset();
-    link = co_await open_control(remote, opt.connect_timeout);
+    link = co_await open_control(remote, connect_timeout);
     reused = false;
   }
+}
+
+// The session's control connection to `remote`'s server: the kept one, or a new one. Returns
+// whether it was kept (and so may turn out to be closed: see ask).
+awaitable<bool> control_to(std::optional<ControlLink>& link, const Url& remote, std::chrono::milliseconds connect_timeout) {
+  const bool reused = link && link->authority == remote.authority();
+  if (!reused) {
+    link.reset();
+    link = co_await open_control(remote, connect_timeout);
+  }
+  co_return reused;
+}
+
+// A request that is not a transfer (SUM, SET_ATTRIBUTES) on the session's control connection.
+awaitable<void> run_request(std::optional<ControlLink>& link, const Url& remote, std::chrono::milliseconds connect_timeout,
+                            const wire::Message& request, wire::Message& reply) {
+  const bool reused = co_await control_to(link, remote, connect_timeout);
+  reply = co_await ask(link, reused, request, remote, connect_timeout, nullptr);
 }
 
 // One transfer on `link`: the session's control connection to the same server when it has one
@@ -408,11 +426,7 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job, std::optional<ControlLi
     throw Error(Errc::exists, job.local + ": destination exists; use --overwrite to replace it");
   }
 
-  const bool reused = link && link->authority == job.remote.authority();
-  if (!reused) {
-    link.reset();
-    link = co_await open_control(job.remote, opt.connect_timeout);
-  }
+  const bool reused = co_await control_to(link, job.remote, opt.connect_timeout);
   if (opt.block_size > link->hello.max_block)
     throw Error(Errc::usage, "--block-size " + std::to_string(opt.block_size) + " is over the server's limit of " +
                                  std::to_string(link->hello.max_block) + " bytes");
@@ -443,7 +457,7 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job, std::optional<ControlLi
   if (opt.sync) open.flags |= wire::open_sync;
   open.path = job.remote.path;
   wire::Message open_message = open;
-  wire::Message reply = co_await open_on(link, reused, open_message, job.remote, opt, job.listener);
+  wire::Message reply = co_await ask(link, reused, open_message, job.remote, opt.connect_timeout, job.listener);
   // A refusal (not found, exists, permission) leaves the server's session ready for the next OPEN.
   link_clean = std::holds_alternative<wire::ErrorMsg>(reply);
   std::shared_ptr<net::Connection> control = link->connection;
@@ -595,6 +609,19 @@ struct ClientSession::State {
     if (!link_clean) link.reset();
   }
 
+  // A request and its answer; the connection stays kept (the server answers every request in
+  // full), unless the exchange itself failed.
+  wire::Message request(const Url& remote, std::chrono::milliseconds connect_timeout, const wire::Message& message) {
+    wire::Message reply;
+    try {
+      asio::co_spawn(strand, run_request(link, remote, connect_timeout, message, reply), asio::use_future).get();
+    } catch (...) {
+      link.reset();
+      throw;
+    }
+    return reply;
+  }
+
   // Runs the job, and again after a failure worth retrying: each attempt resumes from what the
   // receiver kept. Pauses double from first_backoff, each drawn from [0.5, 1.5) of its nominal
   // value so that many clients cut off together do not come back together.
@@ -659,6 +686,19 @@ TransferSummary ClientSession::get(const Url& remote, const std::string& local, 
   job.summary.source = remote.to_string();
   job.summary.destination = target;
   return state_->run(std::move(job));
+}
+
+RemoteSum ClientSession::remote_sum(const Url& remote, ChecksumAlgo algo, std::uint64_t size,
+                                    std::chrono::milliseconds connect_timeout) {
+  wire::Message ask_sum = wire::Sum{remote.path, static_cast<std::uint8_t>(algo), size};
+  auto sum = net::expect<wire::SumOk>(state_->request(remote, connect_timeout, ask_sum), remote.to_string());
+  return RemoteSum{sum.size, sum.value};
+}
+
+void ClientSession::set_remote_attributes(const Url& remote, std::uint32_t mode, std::int64_t mtime_ns,
+                                          std::chrono::milliseconds connect_timeout) {
+  wire::Message set = wire::SetAttributes{remote.path, mode, mtime_ns};
+  net::expect<wire::Done>(state_->request(remote, connect_timeout, set), remote.to_string());
 }
 
 TransferSummary put_file(const std::string& local, const Url& remote, const ClientOptions& options,

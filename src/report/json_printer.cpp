@@ -58,7 +58,7 @@ std::string json_batch_file(const FileOutcome& o, std::size_t finished, std::siz
     j["checksum"] = format_checksum(s.checksum, s.checksum_value);
   } else if (o.status == FileStatus::skipped) {
     j["event"] = "file_skipped";
-    j["reason"] = "exists, same size";
+    j["reason"] = "exists, same size and checksum";
   } else {
     j["event"] = "file_failed";
     j["error"] = o.error ? error_json(*o.error) : json{{"code", 1}, {"class", "internal"}, {"message", "?"}};

@@ -409,6 +409,8 @@ struct Server::Impl {
       else if (auto* r = std::get_if<wire::Remove>(&message)) denied = authorize(*session, r->path, true);
       else if (auto* m = std::get_if<wire::Mkdir>(&message)) denied = authorize(*session, m->path, true);
       else if (auto* l = std::get_if<wire::List>(&message)) denied = authorize(*session, l->path, false);
+      else if (auto* q = std::get_if<wire::Sum>(&message)) denied = authorize(*session, q->path, false);
+      else if (auto* a = std::get_if<wire::SetAttributes>(&message)) denied = authorize(*session, a->path, true);
       if (denied) {
         spdlog::info("client={} identity={} refused: {}", conn->peer(), session->identity, denied->what());
         wire::Message answer = done_or_error(denied);
@@ -441,6 +443,15 @@ struct Server::Impl {
           wire::Message part = std::move(frame);
           co_await net::send_message(*conn, part);
         }
+      } else if (auto* sum = std::get_if<wire::Sum>(&message)) {
+        FileSum result;
+        auto refused = attempt([&] { result = sum_file(root, sum->path, static_cast<ChecksumAlgo>(sum->checksum), sum->size); });
+        wire::Message answer = refused ? done_or_error(refused) : wire::Message(wire::SumOk{result.size, result.value});
+        co_await net::send_message(*conn, answer);
+      } else if (auto* attributes = std::get_if<wire::SetAttributes>(&message)) {
+        auto refused = attempt([&] { set_file_attributes(root, attributes->path, attributes->mode, attributes->mtime_ns); });
+        wire::Message answer = done_or_error(refused);
+        co_await net::send_message(*conn, answer);
       } else if (std::holds_alternative<wire::InfoRequest>(message)) {
         wire::Message info = wire::Info{info_entries(*conn)};
         co_await net::send_message(*conn, info);

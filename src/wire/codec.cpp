@@ -202,6 +202,20 @@ template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Mkdir> {
   io.str(m.path, max_path_length);
 }
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Sum> {
+  io.str(m.path, max_path_length);
+  io.u8(m.checksum);
+  io.u64(m.size);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, SumOk> {
+  io.u64(m.size);
+  io.str(m.value, 128);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, SetAttributes> {
+  io.str(m.path, max_path_length);
+  io.u32(m.mode);
+  mtime(io, m.mtime_ns);
+}
 template <class IO, class E> void entry_fields(IO& io, E& e) {
   if constexpr (std::is_same_v<IO, Decode>) enum8(io, e.kind);
   else io.u8(static_cast<std::uint8_t>(e.kind));
@@ -255,6 +269,9 @@ template <> constexpr FrameType type_for<Mkdir>() { return FrameType::mkdir; }
 template <> constexpr FrameType type_for<Have>() { return FrameType::have; }
 template <> constexpr FrameType type_for<Auth>() { return FrameType::auth; }
 template <> constexpr FrameType type_for<AuthOk>() { return FrameType::auth_ok; }
+template <> constexpr FrameType type_for<Sum>() { return FrameType::sum; }
+template <> constexpr FrameType type_for<SumOk>() { return FrameType::sum_ok; }
+template <> constexpr FrameType type_for<SetAttributes>() { return FrameType::set_attributes; }
 
 void put_header(std::uint8_t* out, FrameType type, std::uint32_t length) {
   std::vector<std::uint8_t> tmp;
@@ -319,6 +336,9 @@ const char* type_name(FrameType type) noexcept {
     case FrameType::have: return "HAVE";
     case FrameType::auth: return "AUTH";
     case FrameType::auth_ok: return "AUTH_OK";
+    case FrameType::sum: return "SUM";
+    case FrameType::sum_ok: return "SUM_OK";
+    case FrameType::set_attributes: return "SET_ATTRIBUTES";
   }
   return "UNKNOWN";
 }
@@ -350,7 +370,10 @@ std::uint32_t max_payload(FrameType type) noexcept {
     case FrameType::mkdir:
     case FrameType::have: return max_control_payload;
     case FrameType::auth:     // the token and identity fields have their own, smaller limits
-    case FrameType::auth_ok: return max_control_payload;
+    case FrameType::auth_ok:
+    case FrameType::sum:
+    case FrameType::sum_ok:
+    case FrameType::set_attributes: return max_control_payload;
   }
   return 0;
 }
@@ -423,6 +446,14 @@ DecodeStatus decode_message(const FrameHeader& header, std::span<const std::uint
       break;
     }
     case FrameType::auth: st = decode_as<Auth>(payload, out); break;
+    case FrameType::sum: {
+      st = decode_as<Sum>(payload, out);
+      const auto algo = st == DecodeStatus::ok ? std::get<Sum>(out).checksum : 1;
+      if (algo != 1 && algo != 2) return DecodeStatus::bad_field;  // adler32 or sha256: "none" sums nothing
+      break;
+    }
+    case FrameType::sum_ok: st = decode_as<SumOk>(payload, out); break;
+    case FrameType::set_attributes: st = decode_as<SetAttributes>(payload, out); break;
     case FrameType::auth_ok: {
       st = decode_as<AuthOk>(payload, out);
       if (st == DecodeStatus::ok && (std::get<AuthOk>(out).rights & ~(right_read | right_write)) != 0)

@@ -2,6 +2,7 @@
 // once, failures that do not stop the rest, --skip-existing, "into this directory" with a
 // trailing '/', and LIST/MKDIR confinement.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -121,20 +122,51 @@ TEST_F(Batch, NetworkFailuresAreRetriedWithBackoff) {
   EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1000)) << "a 1 s pause before the retry";
 }
 
-TEST_F(Batch, SkipExistingSkipsSameSizeOnly) {
+TEST_F(Batch, SkipExistingSkipsOnlySameSizeAndChecksum) {
+  const std::string same = "(exists, same size and checksum)";
   std::string tree = make_tree("s");
   ASSERT_EQ(run_pxfer("put", "-r", tree, server.url("s")).exit_code, 0);
-  make_file(root + "/s/top.dat", 10, 9);  // a different size: moved again
+  make_file(root + "/s/top.dat", 10, 9);                  // a different size: moved again
+  make_file(root + "/s/a/one.dat", 3 * MiB + 1, 77);      // same size, other bytes: moved again
   auto again = run_pxfer("put", "-r", "--skip-existing", "--overwrite", tree, server.url("s"));
   ASSERT_EQ(again.exit_code, 0) << again.err;
-  EXPECT_EQ(count_lines_containing(again.out, "(exists, same size)"), 4u) << again.out;
+  EXPECT_EQ(count_lines_containing(again.out, same), 3u) << again.out;
   EXPECT_EQ(count_lines_containing(again.out, "done " + tree + "/top.dat"), 1u) << again.out;
+  EXPECT_EQ(count_lines_containing(again.out, "done " + tree + "/a/one.dat"), 1u) << again.out;
   expect_same_tree(tree, root + "/s");
 
   ASSERT_EQ(run_pxfer("get", "-r", server.url("s"), local + "/s-back").exit_code, 0);
-  auto get_again = run_pxfer("get", "-r", "--skip-existing", server.url("s"), local + "/s-back");
+  make_file(local + "/s-back/a/b/c/deep.dat", 5, 78);  // same size, other bytes: fetched again
+  auto get_again = run_pxfer("get", "-r", "--skip-existing", "--overwrite", server.url("s"), local + "/s-back");
   ASSERT_EQ(get_again.exit_code, 0) << get_again.err;
-  EXPECT_EQ(count_lines_containing(get_again.out, "(exists, same size)"), 5u) << get_again.out;
+  EXPECT_EQ(count_lines_containing(get_again.out, same), 4u) << get_again.out;
+  EXPECT_EQ(count_lines_containing(get_again.out, "/a/b/c/deep.dat"), 1u) << get_again.out;
+  EXPECT_EQ(count_lines_containing(get_again.out, "done "), 1u) << get_again.out;
+  expect_same_tree(tree, local + "/s-back");
+}
+
+// put --preserve sets each file's mode and mtime on the server's copy, never world-writable.
+TEST_F(Batch, PutPreserveKeepsModeAndMtime) {
+  std::string tree = local + "/p";
+  fs::create_directories(tree + "/sub");
+  make_file(tree + "/private.dat", 1000, 11);
+  make_file(tree + "/sub/open.dat", 2000, 12);
+  ASSERT_EQ(::chmod((tree + "/private.dat").c_str(), 0640), 0);
+  ASSERT_EQ(::chmod((tree + "/sub/open.dat").c_str(), 0666), 0);
+  struct timespec times[2] = {{0, UTIME_OMIT}, {1262304000, 123456789}};  // 2010-01-01
+  ASSERT_EQ(::utimensat(AT_FDCWD, (tree + "/private.dat").c_str(), times, 0), 0);
+  ASSERT_EQ(::utimensat(AT_FDCWD, (tree + "/sub/open.dat").c_str(), times, 0), 0);
+  auto r = run_pxfer("put", "-r", "--preserve", tree, server.url("p"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_same_tree(tree, root + "/p");
+  struct stat st {};
+  ASSERT_EQ(::stat((root + "/p/private.dat").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  EXPECT_EQ(st.st_mtim.tv_sec, 1262304000);
+  EXPECT_EQ(st.st_mtim.tv_nsec, 123456789);
+  ASSERT_EQ(::stat((root + "/p/sub/open.dat").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0664u) << "world-writable on the client, never on the server";
+  EXPECT_EQ(st.st_mtim.tv_sec, 1262304000);
 }
 
 TEST_F(Batch, TrailingSlashMeansIntoThatDirectoryBothWays) {

@@ -76,6 +76,9 @@ Message sample_of() {
   else if constexpr (std::is_same_v<M, Ping>) return Ping{0x1122334455667788ull};
   else if constexpr (std::is_same_v<M, Pong>) return Pong{0x8877665544332211ull};
   else if constexpr (std::is_same_v<M, Stats>) return Stats{{figures(0), figures(1), figures(63)}};
+  else if constexpr (std::is_same_v<M, Sum>) return Sum{"data/run 7/f.root", 2, 0xfedcba98765ull};
+  else if constexpr (std::is_same_v<M, SumOk>) return SumOk{0x123456789abcull, "0a3c1f2e"};
+  else if constexpr (std::is_same_v<M, SetAttributes>) return SetAttributes{"data/f.root", 0640, -1234567890123456789ll};
   else return M{};
 }
 
@@ -811,6 +814,18 @@ TEST(WireCodec, OpenOkAdmissionExtensionIsCheckedAndBounded) {
     bad.streams = streams;
     EXPECT_EQ(decode_frame(encode(bad)), DecodeStatus::bad_field) << streams;
   }
+}
+
+}  // namespace
+}  // namespace pxfer::wire
+
+namespace pxfer::wire {
+namespace {
+
+// SUM names a real checksum: "none" (0) and unknown algorithms are refused, not answered empty.
+TEST(WireCodec, SumWithoutARealChecksumIsBadField) {
+  for (std::uint8_t algo : {std::uint8_t{0}, std::uint8_t{3}, std::uint8_t{255}})
+    EXPECT_EQ(decode_frame(encode(Sum{"f", algo, 1})), DecodeStatus::bad_field) << int(algo);
 }
 
 }  // namespace
