@@ -59,7 +59,9 @@ FileSink::FileSink(const Directory& dir, const std::string& path, std::uint64_t 
       if (!overwrite_) throw Error(Errc::exists, path + ": destination exists; use --overwrite to replace it");
     }
     remove_stale_once(dir_fd_, options.stale_after_seconds);
-    if (options.resume) {
+    // A file of one block has nothing to resume part of: no journal (a file created, locked and
+    // removed per small file), and any partial of an earlier attempt is discarded.
+    if (options.resume && size_ > options.block_size) {
       open_partial(options);
     } else {
       discard_partial();
