@@ -86,6 +86,7 @@ class AutoController {
   std::uint64_t last_bytes_ = 0;
   unsigned min_, max_;
   unsigned max_streams_;          // the budget after server limits; 0 = none
+  std::string server_note_;       // what the server's limits changed, told with the baseline
   unsigned concurrency_;
   unsigned preferred_streams_;    // per file, before the budget
   std::optional<double> smoothed_;

@@ -62,7 +62,7 @@ struct BatchOptions {
   unsigned min_concurrency = 1;
   std::chrono::milliseconds auto_interval{5000};
   double auto_tolerance = 0.05;
-  // The hook for limits a server announces; nothing fills it yet (HELLO_OK carries none).
+  // Limits of the server for --auto; when unset, run_batch asks the first file's server (INFO).
   ServerLimits server_limits;
   // Aggregate progress every this long (BatchListener::on_interval); 0 = none.
   std::chrono::milliseconds interval{0};

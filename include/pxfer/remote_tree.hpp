@@ -1,10 +1,12 @@
 #pragma once
-// Directory trees on a server: LIST and MKDIR over one control connection each.
+// Directory trees on a server: LIST and MKDIR over one control connection each; and the limits
+// the server announces (INFO).
 #include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "pxfer/auto_controller.hpp"
 #include "pxfer/url.hpp"
 #include "pxfer/wire.hpp"
 
@@ -18,5 +20,8 @@ std::optional<wire::ListEntry> stat_remote(const Url& remote, std::chrono::milli
 // mkdir -p of every path (relative to the export root), in order.
 void make_remote_directories(const Url& server, const std::vector<std::string>& paths,
                              std::chrono::milliseconds connect_timeout);
+// pxferd's --max-active and --max-streams-per-client from its INFO answer (unset where it has no
+// limit), so that --auto never aims above what the server will run at once.
+ServerLimits server_limits(const Url& server, std::chrono::milliseconds connect_timeout);
 
 }  // namespace pxfer

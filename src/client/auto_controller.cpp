@@ -48,6 +48,7 @@ AutoController::AutoController(const AutoLimits& limits, Clock::time_point start
 }
 
 void AutoController::apply_server_limits(const ServerLimits& server) {
+  const unsigned max_before = max_;
   if (server.max_streams && *server.max_streams > 0)
     max_streams_ = max_streams_ == 0 ? *server.max_streams : std::min(max_streams_, *server.max_streams);
   if (server.max_concurrency && *server.max_concurrency > 0) max_ = std::min(max_, *server.max_concurrency);
@@ -55,6 +56,7 @@ void AutoController::apply_server_limits(const ServerLimits& server) {
   max_ = std::max(1u, max_);
   min_ = std::min(min_, max_);  // the server's cap wins over the user's minimum
   concurrency_ = std::clamp(concurrency_, min_, max_);
+  if (max_ < max_before) server_note_ = "; the server's limits cap files in flight at " + std::to_string(max_);
 }
 
 std::uint16_t AutoController::streams_for(unsigned concurrency, unsigned preferred) const {
@@ -96,7 +98,7 @@ AutoDecision AutoController::decide(Clock::time_point now, std::uint64_t total_b
     d.reason = d.action == AutoAction::hold ? "failures, already at the minimum" : "backing off after failures";
   } else if (!d.change) {
     d.action = AutoAction::baseline;
-    d.reason = "first interval, baseline";
+    d.reason = "first interval, baseline" + server_note_;
   } else if (*d.change < -settings_.tolerance) {
     // A fall without failures may be noise or a slow file: step back by one, streams first.
     if (added_streams > 0) {

@@ -244,7 +244,16 @@ BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, BatchL
   if (options.auto_tune) {
     AutoLimits limits{options.min_concurrency, options.concurrency, options.client.streams, options.max_streams};
     controller.emplace(limits, start, AutoSettings{options.auto_tolerance, 0.5});
-    controller->apply_server_limits(options.server_limits);
+    // The server's own limits, unless the caller already knows them: the first file's server
+    // (an unreachable one fails each file on its own, with a clear message, below).
+    ServerLimits server = options.server_limits;
+    if (!server.max_concurrency && !server.max_streams && !plan.files.empty()) {
+      try {
+        server = server_limits(plan.files.front().remote, options.client.connect_timeout);
+      } catch (const Error&) {
+      }
+    }
+    controller->apply_server_limits(server);
   }
   const BatchShape shape = fit_streams(options.concurrency, options.client.streams, options.max_streams);
   const bool monitor = controller || options.interval.count() > 0;

@@ -1,5 +1,7 @@
 #include "pxfer/remote_tree.hpp"
 
+#include <charconv>
+
 #include "control_link.hpp"
 #include "net/frame_io.hpp"
 #include "pxfer/error.hpp"
@@ -34,6 +36,28 @@ std::optional<wire::ListEntry> stat_remote(const Url& remote, std::chrono::milli
     if (e.code() == Errc::not_found) return std::nullopt;
     throw;
   }
+}
+
+ServerLimits server_limits(const Url& server, std::chrono::milliseconds connect_timeout) {
+  std::vector<std::pair<std::string, std::string>> entries;
+  run_io(1, [&](boost::asio::io_context&) -> net::awaitable<void> {
+    ControlLink link = co_await open_control(server, connect_timeout);
+    wire::Message request = wire::InfoRequest{};
+    co_await net::send_message(*link.connection, request);
+    wire::Message reply = co_await net::read_message(*link.connection);
+    entries = net::expect<wire::Info>(std::move(reply), link.connection->peer()).entries;
+  });
+  // "0" (no limit), a missing key (an older server) or a malformed value all mean: no limit known.
+  auto limit = [&](const std::string& key) -> std::optional<unsigned> {
+    for (const auto& [k, v] : entries) {
+      if (k != key) continue;
+      unsigned n = 0;
+      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+      if (ec == std::errc() && end == v.data() + v.size() && n > 0) return n;
+    }
+    return std::nullopt;
+  };
+  return ServerLimits{limit("max_active"), limit("max_streams_per_client")};
 }
 
 void make_remote_directories(const Url& server, const std::vector<std::string>& paths,

@@ -377,7 +377,7 @@ struct Server::Impl {
     co_await net::send_message(*conn, reply);
     // Credentials next: AUTH, checked against the client certificate, the tokens and the policy.
     std::optional<Session> session;
-    std::optional<Error> refused;
+    std::optional<Error> auth_refused;
     {
       auto first = co_await net::read_message_within(*conn, options.hello_timeout);
       if (!first) co_return;
@@ -385,11 +385,11 @@ struct Server::Impl {
       try {
         session = authenticate(*conn, net::expect<wire::Auth>(std::move(auth_message), conn->peer()));
       } catch (const Error& e) {
-        refused = e;
+        auth_refused = e;
       }
     }
-    if (refused) {
-      co_await net::send_error_quietly(*conn, *refused);
+    if (auth_refused) {
+      co_await net::send_error_quietly(*conn, *auth_refused);
       co_return;
     }
     std::uint8_t rights = 0;
@@ -513,6 +513,7 @@ struct Server::Impl {
     entries.emplace_back("active", std::to_string(load.active));
     entries.emplace_back("queued", std::to_string(load.queued));
     entries.emplace_back("max_active", std::to_string(load.max_active));
+    entries.emplace_back("max_streams_per_client", std::to_string(options.max_streams_per_client));
     entries.emplace_back("clients", std::to_string(load.clients));
     entries.emplace_back("client_streams", std::to_string(admission->streams_of(client_address(conn))));
     return entries;

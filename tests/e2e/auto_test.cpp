@@ -76,6 +76,27 @@ TEST_F(Auto, PutOfFortyFilesDecidesAndMovesEveryFile) {
   EXPECT_GE(decisions, 2u) << r.out;
 }
 
+// pxferd --max-active 2: --auto asks the server (INFO) before it starts and never aims above 2
+// files in flight, whatever -c says; the first decision says why.
+TEST_F(Auto, ServerMaxActiveCapsFilesInFlight) {
+  std::string tree = make_many("capped", 12);
+  ServerProcess limited(dir.subdir("limited"), "127.0.0.1:0", {"--max-active", "2"});
+  auto r = run_pxfer("put", "-r", "--auto", "--auto-interval", "500ms", "-c", "8", "-p", "1", "--connect-rate", "10", tree,
+                     limited.url("dest/"));
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("12 files: 12 done, 0 skipped, 0 failed"), std::string::npos) << r.out;
+  std::regex decision(R"(^auto: (?:(\d+) -> )?(\d+) files? in flight.*\)$)");
+  std::size_t decisions = 0;
+  for (const auto& line : split_lines(r.out)) {
+    if (!line.starts_with("auto:")) continue;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(line, m, decision)) << line;
+    EXPECT_LE(std::stoi(m[2]), 2) << line;
+    if (decisions++ == 0) EXPECT_NE(line.find("the server's limits cap files in flight at 2"), std::string::npos) << line;
+  }
+  EXPECT_GE(decisions, 1u) << r.out;
+}
+
 TEST_F(Auto, GetWithMinAndMaxStaysInside) {
   make_many("src", 12);
   ASSERT_EQ(run_pxfer("put", "-r", "-q", local + "/src", server.url("")).exit_code, 0);
