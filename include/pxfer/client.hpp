@@ -42,6 +42,9 @@ struct ClientOptions {
   unsigned retries = 0;                           // further attempts of a failed transfer, each resuming
   std::chrono::milliseconds first_backoff{1000};  // before the first retry; doubled each time, with jitter
   bool encrypt = false;  // TLS on every data stream too (the control connection always has it)
+  // A file of one block moves on the control connection (no data connection of its own): set by
+  // put -r / get -r, whose workers keep their control connection from file to file.
+  bool small_files_on_control = false;
 };
 
 // Credentials and trust, the same for every connection of a process: set once by the CLI

@@ -60,8 +60,9 @@ enum class FrameType : std::uint16_t {
 enum Capability : std::uint64_t {
   cap_block_acks = 1u << 0,
   cap_admission = 1u << 1,  // OPEN_OK carries the granted stream count and the server's load
+  cap_on_control = 1u << 2,  // OPEN may carry open_on_control
 };
-inline constexpr std::uint64_t our_capabilities = cap_block_acks | cap_admission;
+inline constexpr std::uint64_t our_capabilities = cap_block_acks | cap_admission | cap_on_control;
 
 enum class Direction : std::uint8_t { put = 1, get = 2 };
 enum OpenFlags : std::uint32_t {
@@ -70,9 +71,17 @@ enum OpenFlags : std::uint32_t {
   open_no_resume = 1u << 2,   // the receiver discards any partial file and starts over
   open_sync = 1u << 3,        // the receiver makes each block durable (fdatasync) before its ACK
   open_encrypt = 1u << 4,     // every data stream of this transfer must use TLS (pxfer --encrypt)
+  open_on_control = 1u << 5,  // a file of one block moves on the control connection (cap_on_control)
 };
 inline constexpr std::uint32_t known_open_flags =
-    open_overwrite | open_want_stats | open_no_resume | open_sync | open_encrypt;
+    open_overwrite | open_want_stats | open_no_resume | open_sync | open_encrypt | open_on_control;
+
+// Whether a transfer moves on its control connection instead of data streams: the client asked
+// (open_on_control, offered only when both ends confirmed cap_on_control) and the file is one
+// block (or empty). Both ends decide the same from OPEN's flags and OPEN_OK's size and block size.
+constexpr bool moves_on_control(std::uint32_t open_flags, std::uint64_t size, std::uint32_t block_size) {
+  return (open_flags & open_on_control) != 0 && size <= block_size;
+}
 inline constexpr std::size_t max_auth_token = 256;     // AUTH token text
 inline constexpr std::size_t max_identity_length = 128;
 enum AuthRights : std::uint8_t { right_read = 1u << 0, right_write = 1u << 1 };

@@ -258,6 +258,7 @@ BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, BatchL
   const BatchShape shape = fit_streams(options.concurrency, options.client.streams, options.max_streams);
   const bool monitor = controller || options.interval.count() > 0;
   ClientOptions base = options.client;
+  base.small_files_on_control = true;
   // Files in flight already keep the cores busy: each worker's session gets its share of them
   // rather than a thread per stream, which with many small files mostly costs context switches
   // (2000 x 64 KiB put -r, -c 4 -p 4, 2 cores, loopback: 105 -> 120 MB/s, three rounds each).

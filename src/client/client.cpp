@@ -436,6 +436,12 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job, std::optional<ControlLi
   open.checksum = static_cast<std::uint8_t>(opt.checksum);
   open.flags = opt.overwrite ? std::uint32_t{wire::open_overwrite} : 0u;
   if (opt.encrypt) open.flags |= wire::open_encrypt;
+  // A file of one block moves on this (kept, already warm) control connection when both ends can:
+  // no data connection to open and attach per small file. The server decides a get by its size.
+  const std::uint64_t both_caps = wire::cap_on_control | wire::cap_admission;
+  if (opt.small_files_on_control && (link->hello.capabilities & both_caps) == both_caps &&
+      (!source || source->size() <= opt.block_size))
+    open.flags |= wire::open_on_control;
   // No more streams than blocks: a small file needs one connection, not -p of them.
   open.streams = opt.streams;
   if (source) open.streams = static_cast<std::uint16_t>(std::clamp<std::uint64_t>(
@@ -516,18 +522,20 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job, std::optional<ControlLi
   interrupted.watch(t);
   auto start = Clock::now();
   Progress progress(*t, opt.stream_stats, start);
+  const bool on_control = wire::moves_on_control(open.flags, open_ok.size, open_ok.block_size);
   // An empty file, or one the receiver already has whole, needs no data connection.
-  for (std::uint16_t i = 0; i < streams && !t->nothing_to_move(); ++i)
+  for (std::uint16_t i = 0; i < streams && !t->nothing_to_move() && !on_control; ++i)
     asio::co_spawn(asio::make_strand(ioc), run_data_stream(t, i, open_ok.token, data_endpoints, opt, authority),
                    asio::detached);
 
   std::optional<Error> failure;
   try {
     if (job.listener && opt.perf_interval.count() > 0) {
-      auto result = co_await net::first_of(t->run_control(*control), report_progress(progress, *job.listener, opt.perf_interval));
+      auto result = co_await net::first_of(t->run_control(control, on_control),
+                                           report_progress(progress, *job.listener, opt.perf_interval));
       summary.checksum_value = result.value_or("");
     } else {
-      summary.checksum_value = co_await t->run_control(*control);
+      summary.checksum_value = co_await t->run_control(control, on_control);
     }
   } catch (const Error& e) {
     failure = e;

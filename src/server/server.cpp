@@ -594,7 +594,11 @@ struct Server::Impl {
       wire::Message open_ok = open_ok_for(token, *t, open, caps);
       co_await net::send_message(*conn, open_ok);
       co_await t->exchange_have(*conn);
-      checksum = co_await t->run_control(*conn);
+      // A one-block file the client asked to move on this connection (streams were capped to 1
+      // for it: the client's own count in a put, open_transfer's in a get).
+      const bool on_control = (caps & wire::cap_on_control) && (caps & wire::cap_admission) &&
+                              wire::moves_on_control(open.flags, t->file_size(), open.block_size);
+      checksum = co_await t->run_control(conn, on_control);
     } catch (const Error& e) {
       failure = e;
     }

@@ -633,12 +633,25 @@ awaitable<std::string> Transfer::run_control(Connection& control) {
   co_return checksum.value_or("");
 }
 
+awaitable<std::string> Transfer::run_control(std::shared_ptr<Connection> control, bool streams_on_control) {
+  if (!streams_on_control) co_return co_await run_control(*control);
+  streams_on_control_ = true;
+  if (!nothing_to_move()) {
+    if (settings_.streams != 1 || !claim_stream(0, control))
+      throw Error(Errc::protocol, "a transfer on the control connection has exactly one stream");
+    co_await run_stream(control, 0);
+  }
+  co_return co_await run_control(*control);
+}
+
 awaitable<std::string> Transfer::send_control(Connection& control) {
   // The receiver says nothing on the control connection before COMMIT unless it fails (disk
   // full, cannot create the file): listen for that while the blocks move, so a failure there
   // ends the transfer at once instead of after the streams time out.
   std::shared_ptr<Connection> shared_control = control.shared_from_this();
-  if (settings_.stats_interval.count() > 0)
+  if (streams_on_control_)
+    co_await wait_streams();  // already over: a read left pending on the control connection would eat RESULT
+  else if (settings_.stats_interval.count() > 0)
     co_await net::first_of(wait_streams(), net::both(watch_peer(control), report_stats(shared_control)));
   else
     co_await net::first_of(wait_streams(), watch_peer(control));

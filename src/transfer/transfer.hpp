@@ -123,6 +123,11 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   // finish, verifies the checksum, renames the file into place and answers RESULT.
   // Returns the verified checksum (hex; empty with --checksum none).
   awaitable<std::string> run_control(Connection& control);
+  // run_control, or with `streams_on_control` (wire::moves_on_control) the whole transfer on the
+  // control connection: it is the only data stream, then COMMIT and RESULT follow on it, with no
+  // data connection to open, attach or warm up. Both ends call it after exchange_have. A failure
+  // on the control connection's stream closes it.
+  awaitable<std::string> run_control(std::shared_ptr<Connection> control, bool streams_on_control);
 
   // This side's figures for every stream: bytes, and TCP_INFO of the streams still open.
   std::vector<wire::StreamFigures> local_figures();
@@ -138,6 +143,7 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
 
  private:
   Transfer(boost::asio::any_io_executor ex, Role role, Settings settings, std::uint64_t size);
+  bool streams_on_control_ = false;  // run_on_control: the stream phase is over before COMMIT
   struct StreamRun;
   struct Slot {
     std::shared_ptr<Connection> connection;  // the one moving data on it now, if any
