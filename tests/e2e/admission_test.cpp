@@ -3,7 +3,9 @@
 // --max-clients, and fairness between client addresses.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <regex>
+#include <stdexcept>
 #include <thread>
 
 #include "support/e2e.hpp"
@@ -12,17 +14,39 @@ namespace pxfer::e2e {
 namespace {
 
 // Admission counts clients by address. A server on [::] (dual stack) sees a client that comes in
-// over 127.0.0.1 and one over ::1 as two addresses.
-// Such a server listens on every interface, which the test rules forbid (loopback or the tests'
-// own namespaces only), and pxferd refuses --insecure-no-auth there anyway: these tests skip until
-// they run inside a network namespace of their own. The fairness and max-clients rules are unit
-// tested in tests/unit/admission_policy_test.cpp.
-#define SKIP_TWO_ADDRESS_TEST() \
-  GTEST_SKIP() << "two client addresses need a server on [::] (all interfaces): not allowed outside a test namespace"
-struct TwoAddressServer {
-  explicit TwoAddressServer(const std::string& root, const std::vector<std::string>& args) : server(root, "[::]:0", args) {}
+// over 127.0.0.1 and one over ::1 as two addresses. Listening on every interface is only allowed
+// where every interface is the test's own: the test process first moves into a network namespace
+// of its own (enter_private_network: only lo there), and so does every pxfer and pxferd it starts.
+// pxferd allows anonymous access only on loopback addresses, so this server gets a token, which the
+// clients read from PXFER_TOKEN; its certificate is pinned under both client addresses.
+#define ENTER_TWO_ADDRESS_NETWORK()                                                           \
+  if (std::string why = enter_private_network(); !why.empty()) GTEST_SKIP() << why;          \
+  if (!ipv6_loopback_available()) GTEST_SKIP() << "no ::1 in the test's network namespace"
+class TwoAddressServer {
+ public:
+  TwoAddressServer(const std::string& root, std::vector<std::string> args)
+      : server(root, "[::]:0", with_token(std::move(args))) {
+    pin_server("127.0.0.1:" + std::to_string(server.port()), server.fingerprint());
+    pin_server("[::1]:" + std::to_string(server.port()), server.fingerprint());
+  }
+  ~TwoAddressServer() { ::unsetenv("PXFER_TOKEN"); }
   std::string url_a(const std::string& path) const { return "pxfer://127.0.0.1:" + std::to_string(server.port()) + "/" + path; }
   std::string url_b(const std::string& path) const { return "pxfer://[::1]:" + std::to_string(server.port()) + "/" + path; }
+
+ private:
+  TempDir etc_;  // declared before server: the tokens file exists before pxferd starts
+
+  // `args` and --tokens with one identity, whose token every pxfer of this test then sends.
+  std::vector<std::string> with_token(std::vector<std::string> args) {
+    const std::string tokens = etc_ / "tokens";
+    auto child = ChildProcess::piped({binary_path("pxferd"), "token", "create", "clients", "--tokens", tokens});
+    if (child.wait(30s) != 0) throw std::runtime_error("pxferd token create failed: " + child.err());
+    ::setenv("PXFER_TOKEN", child.out().substr(0, child.out().find('\n')).c_str(), 1);
+    args.insert(args.end(), {"--tokens", tokens});
+    return args;
+  }
+
+ public:
   ServerProcess server;
 };
 
@@ -172,7 +196,7 @@ TEST(Admission, MaxClientsRefusesAnotherAddress) {
   for (int i = 0; i < 2; ++i) make_file(tree + "/f" + std::to_string(i) + ".dat", 1u << 20, static_cast<std::uint64_t>(400 + i));
   make_file(root + "/b.dat", 1u << 20, 5);
   // One start every 4 s keeps client A's files in line long enough for B to try.
-  SKIP_TWO_ADDRESS_TEST();
+  ENTER_TWO_ADDRESS_NETWORK();
   TwoAddressServer s(root, {"--max-clients", "1", "--max-starts-per-second", "0.25", "-v"});
   auto a = start_pxfer({"put", "-r", "-c", "2", "-p", "1", tree, s.url_a("dest/")});
   ASSERT_TRUE(wait_for_log(s.server, "queued position=", 1, std::chrono::seconds(20))) << s.server.log();
@@ -198,7 +222,7 @@ TEST(Admission, ASingleFileIsNotStarvedByAnotherClientsBatch) {
   for (int i = 0; i < 10; ++i)
     make_file(tree + "/f" + std::to_string(i) + ".dat", 64u << 20, static_cast<std::uint64_t>(500 + i));
   make_file(dir / "b.dat", 1u << 20, 6);
-  SKIP_TWO_ADDRESS_TEST();
+  ENTER_TWO_ADDRESS_NETWORK();
   TwoAddressServer s(root, {"--max-active", "1", "-v"});
   auto a = start_pxfer({"put", "-r", "-c", "10", "-p", "1", tree, s.url_a("dest/")});
   // A's files are in line (one runs, the others wait) before B asks.

@@ -1,7 +1,10 @@
 #include "support/net.hpp"
 
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <netinet/in.h>
+#include <sched.h>
+#include <sys/ioctl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -40,6 +43,24 @@ bool ipv6_loopback_available() {
   bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
   ::close(fd);
   return ok;
+}
+
+std::string enter_private_network() {
+  // Only this thread moves (network namespaces are per thread): the test's own thread, which is
+  // also the one that spawns every child.
+  if (::unshare(CLONE_NEWNET) != 0)
+    return std::string("needs root (CAP_SYS_ADMIN) for a network namespace of its own: unshare(CLONE_NEWNET): ") +
+           std::strerror(errno);
+  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  ifreq request{};
+  std::strncpy(request.ifr_name, "lo", IFNAMSIZ - 1);
+  bool up = fd >= 0 && ::ioctl(fd, SIOCGIFFLAGS, &request) == 0;
+  request.ifr_flags = static_cast<short>(request.ifr_flags | IFF_UP);
+  up = up && ::ioctl(fd, SIOCSIFFLAGS, &request) == 0;
+  int err = errno;
+  if (fd >= 0) ::close(fd);
+  if (!up) return std::string("cannot bring up lo in the new network namespace: ") + std::strerror(err);
+  return "";
 }
 
 RawConnection::RawConnection(const std::string& host, std::uint16_t port) {

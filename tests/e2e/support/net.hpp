@@ -10,6 +10,13 @@ std::uint16_t closed_port();
 // True when a TCP socket can bind [::1]:0.
 bool ipv6_loopback_available();
 
+// Moves this test process, and so every pxfer and pxferd it starts from then on, into a network
+// namespace of its own whose only interface is loopback (brought up here). A server there may
+// listen on every interface ([::]) and still be reachable from nothing but this test: the
+// namespace goes away with the last process in it. Returns "" once inside, or why it cannot
+// (not root, no namespaces) for a GTEST_SKIP.
+std::string enter_private_network();
+
 // A plain TCP connection (blocking), closed by the destructor.
 class RawConnection {
  public:
