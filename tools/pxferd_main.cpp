@@ -10,6 +10,7 @@
 #include "pxfer/error.hpp"
 #include "pxfer/server.hpp"
 #include "pxfer/server_admin.hpp"
+#include "pxfer/units.hpp"
 
 using namespace pxfer;
 
@@ -80,6 +81,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
   unsigned max_streams_per_client = 0, max_clients = 0;
   std::string max_starts = "0";
+  std::string disk_rate;
+  app.add_option("--emulate-disk-rate", disk_rate,
+                 "lab and tests only: pace all file writes together to this many bytes a second (e.g. 40M), "
+                 "a slow disk shared by every transfer");
   app.add_option("--max-streams-per-client", max_streams_per_client,
                  "data streams one client address may hold at once; a transfer is granted fewer or waits (0 = no limit)");
   app.add_option("--max-clients", max_clients,
@@ -146,6 +151,12 @@ int main(int argc, char** argv) {
     options.max_streams_per_client = max_streams_per_client;
     options.max_clients = max_clients;
     options.max_starts_per_second = parse_rate(max_starts);
+    if (!disk_rate.empty()) {
+      auto rate = parse_size(disk_rate);
+      if (!rate || *rate < 4096)
+        throw Error(Errc::usage, "--emulate-disk-rate " + disk_rate + ": use bytes per second of at least 4K, e.g. 40M");
+      options.emulate_disk_rate = *rate;
+    }
     Server server(options);
     if (server.created_identity())
       spdlog::info("created a self-signed certificate {}", server.certificate_file());

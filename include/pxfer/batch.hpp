@@ -14,6 +14,7 @@
 #include "pxfer/client.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/rate_meter.hpp"
+#include "pxfer/rate_pacer.hpp"
 #include "pxfer/url.hpp"
 
 namespace pxfer {
@@ -72,21 +73,6 @@ struct BatchOptions {
 // file in flight to `concurrency` over `ramp_up`, linearly (worker 0 at once, the last at ramp_up).
 std::chrono::milliseconds ramp_start(unsigned index, unsigned concurrency, std::chrono::milliseconds ramp_up);
 
-// Paces new connections to at most `per_second` (a token bucket holding one second's worth), so a
-// burst of file starts never trips a server's connection limits. Thread-safe; pure of clocks:
-// the caller says what time it is and sleeps until the returned time.
-class StartPacer {
- public:
-  explicit StartPacer(double per_second) : per_second_(per_second) {}
-  // Reserves `connections` and returns when they may be opened (now, or later).
-  Clock::time_point reserve(Clock::time_point now, unsigned connections);
-
- private:
-  double per_second_;
-  std::mutex mutex_;
-  bool started_ = false;
-  Clock::time_point next_{};  // GCRA's theoretical arrival time
-};
 
 // Streams per file and files in flight after the --max-streams cap.
 struct BatchShape {

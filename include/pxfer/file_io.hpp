@@ -7,6 +7,7 @@
 #include <string>
 
 #include "pxfer/checksum.hpp"
+#include "pxfer/rate_pacer.hpp"
 #include "pxfer/resume_journal.hpp"
 
 namespace pxfer {
@@ -91,6 +92,9 @@ struct SinkOptions {
   std::uint32_t block_size = 0;       // with resume
   std::int64_t source_mtime_ns = 0;   // with resume
   std::int64_t stale_after_seconds = 7 * 24 * 3600;  // abandoned partial files older than this go
+  // Lab only (pxferd --emulate-disk-rate): every write waits its turn in this byte-per-second
+  // bucket, shared by all the server's sinks as a slow disk is shared by all its transfers.
+  RatePacer* write_pacer = nullptr;
 };
 
 class FileSink {
@@ -138,6 +142,7 @@ class FileSink {
   std::uint64_t size_ = 0;
   bool overwrite_ = false;
   bool sync_ = false;
+  RatePacer* write_pacer_ = nullptr;
   bool committed_ = false;
   bool abandoned_ = false;
   std::unique_ptr<ResumeJournal> journal_;

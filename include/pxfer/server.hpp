@@ -44,6 +44,9 @@ struct ServerOptions {
   unsigned max_streams_per_client = 0;            // data streams one client address may hold; 0 = no limit
   unsigned max_clients = 0;                       // client addresses with transfers running or waiting; 0 = no limit
   double max_starts_per_second = 0;               // admissions paced to this rate; 0 = no pacing
+  // Lab only: all file writes of the server together paced to this many bytes a second, as a
+  // slow disk shared by every transfer would (bench/experiments.sh f); 0 = off.
+  std::uint64_t emulate_disk_rate = 0;
 };
 
 class Server {

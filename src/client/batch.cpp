@@ -192,22 +192,6 @@ std::chrono::milliseconds ramp_start(unsigned index, unsigned concurrency, std::
   return std::chrono::milliseconds(ramp_up.count() * std::min(index, concurrency - 1) / (concurrency - 1));
 }
 
-Clock::time_point StartPacer::reserve(Clock::time_point now, unsigned connections) {
-  if (per_second_ <= 0) return now;
-  std::lock_guard lock(mutex_);
-  // GCRA (virtual scheduling): next_ is the theoretical time the bucket is empty again. A request
-  // may go when no more than one second of credit would be overdrawn, so after a quiet spell one
-  // second's worth of connections goes at once, then starts are spaced 1/rate apart.
-  auto cost = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(connections / per_second_));
-  auto burst = std::max(Clock::duration::zero(),
-                        std::chrono::duration_cast<Clock::duration>(std::chrono::seconds(1)) - cost);
-  if (!started_) next_ = now;
-  started_ = true;
-  auto start = std::max(now, next_ - burst);
-  next_ = std::max(next_, start) + cost;
-  return start;
-}
-
 namespace {
 
 class CallbackListener final : public BatchListener {
@@ -279,7 +263,7 @@ BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, BatchL
   std::size_t next = 0;
   unsigned interval_done = 0, interval_failed = 0;  // since the last decision
   std::atomic<std::uint64_t> moved{0};
-  StartPacer pacer(options.connect_rate);
+  RatePacer pacer(options.connect_rate);  // --connect-rate: connections per second
 
   auto worker = [&](unsigned index) {
     if (!controller) std::this_thread::sleep_until(start + ramp_start(index, shape.concurrency, options.ramp_up));

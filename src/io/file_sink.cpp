@@ -5,6 +5,7 @@
 #include <sys/file.h>
 
 #include <cerrno>
+#include <thread>
 #include <cstdio>
 #include <mutex>
 #include <random>
@@ -49,7 +50,7 @@ void remove_stale_once(int dir_fd, std::int64_t max_age) {
 }  // namespace
 
 FileSink::FileSink(const Directory& dir, const std::string& path, std::uint64_t size, const SinkOptions& options)
-    : path_(path), size_(size), overwrite_(options.overwrite), sync_(options.sync) {
+    : path_(path), size_(size), overwrite_(options.overwrite), sync_(options.sync), write_pacer_(options.write_pacer) {
   dir_fd_ = dir.open_parent(path, leaf_);
   try {
     struct stat st {};
@@ -149,6 +150,8 @@ void FileSink::block_written(std::size_t index, std::uint32_t adler) {
 void FileSink::write_at(std::uint64_t offset, std::span<const std::uint8_t> data) {
   if (offset > size_ || data.size() > size_ - offset)
     throw Error(Errc::protocol, path_ + ": block at offset " + std::to_string(offset) + " lies beyond the file size");
+  // A slow disk blocks the writing thread as this does, network threads included.
+  if (write_pacer_) std::this_thread::sleep_until(write_pacer_->reserve(Clock::now(), static_cast<double>(data.size())));
   std::size_t done = 0;
   while (done < data.size()) {
     ssize_t n = ::pwrite(fd_, data.data() + done, data.size() - done, static_cast<off_t>(offset + done));

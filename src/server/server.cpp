@@ -72,6 +72,7 @@ bool has_word(const std::string& list, const std::string& word) {
 
 struct Server::Impl {
   ServerOptions options;
+  RatePacer disk_pacer{static_cast<double>(options.emulate_disk_rate)};  // --emulate-disk-rate
   Directory root;
   asio::io_context ioc;
   tcp::acceptor acceptor{ioc};
@@ -490,7 +491,7 @@ struct Server::Impl {
     }
     SinkOptions sink_options{(open.flags & wire::open_overwrite) != 0, (open.flags & wire::open_no_resume) == 0,
                              (open.flags & wire::open_sync) != 0, open.block_size, open.mtime_ns,
-                             options.partial_max_age.count()};
+                             options.partial_max_age.count(), options.emulate_disk_rate > 0 ? &disk_pacer : nullptr};
     auto sink = std::make_unique<FileSink>(root, open.path, open.size, sink_options);
     return transfer::Transfer::receiving(ex, std::move(sink), settings);
   }

@@ -294,5 +294,24 @@ TEST(Server, GetAbortedByClientIsLoggedAndReleased) {
   EXPECT_EQ(open_files_of(server.pid(), root + "/"), std::vector<std::string>{});
 }
 
+// The lab's slow disk (pxferd --emulate-disk-rate) is one bucket for the whole server: two puts
+// of 8 MiB at once share 4 MiB/s, so together they need at least (16 - 4 of credit) / 4 = 3 s,
+// where either alone would take 1 s. Only a lower bound: a slow machine may take longer.
+TEST(Server, EmulatedDiskRateIsSharedByAllTransfers) {
+  TempDir dir;
+  std::string root = dir.subdir("root"), local = dir.subdir("local");
+  make_file(local + "/a.bin", 8 * MiB, 31);
+  make_file(local + "/b.bin", 8 * MiB, 32);
+  ServerProcess server(root, "127.0.0.1:0", {"--emulate-disk-rate", "4M"});
+  auto start = std::chrono::steady_clock::now();
+  ChildProcess a = start_pxfer({"put", local + "/a.bin", server.url("a.bin")});
+  ChildProcess b = start_pxfer({"put", local + "/b.bin", server.url("b.bin")});
+  EXPECT_EQ(a.wait(60s), 0) << a.err();
+  EXPECT_EQ(b.wait(60s), 0) << b.err();
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 2500ms);
+  EXPECT_TRUE(files_equal(local + "/a.bin", root + "/a.bin"));
+  EXPECT_TRUE(files_equal(local + "/b.bin", root + "/b.bin"));
+}
+
 }  // namespace
 }  // namespace pxfer::e2e

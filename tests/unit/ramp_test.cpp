@@ -1,7 +1,9 @@
-// Staggered starts: the ramp from one file in flight to N, and the connection pacer.
+// Staggered starts: the ramp from one file in flight to N, and the pacer behind --connect-rate
+// (and pxferd --emulate-disk-rate).
 #include <gtest/gtest.h>
 
 #include "pxfer/batch.hpp"
+#include "pxfer/rate_pacer.hpp"
 
 using namespace pxfer;
 using namespace std::chrono_literals;
@@ -22,14 +24,14 @@ TEST(RampStart, NoRampMeansAllAtOnce) {
   EXPECT_EQ(ramp_start(0, 1, 5000ms), 0ms);
 }
 
-TEST(StartPacer, NoLimitNeverWaits) {
-  StartPacer pacer(0);
+TEST(RatePacer, NoLimitNeverWaits) {
+  RatePacer pacer(0);
   auto now = Clock::time_point{} + 100s;
   for (int i = 0; i < 100; ++i) EXPECT_EQ(pacer.reserve(now, 5), now);
 }
 
-TEST(StartPacer, AllowsOneSecondOfBurstThenSpacesStarts) {
-  StartPacer pacer(10);  // 10 connections per second
+TEST(RatePacer, AllowsOneSecondOfBurstThenSpacesStarts) {
+  RatePacer pacer(10);  // 10 connections per second
   auto now = Clock::time_point{} + 100s;
   // Two files of 5 connections fit in the first second's credit...
   EXPECT_EQ(pacer.reserve(now, 5), now);
@@ -39,8 +41,8 @@ TEST(StartPacer, AllowsOneSecondOfBurstThenSpacesStarts) {
   EXPECT_EQ(pacer.reserve(now, 5), now + 1000ms);
 }
 
-TEST(StartPacer, CreditDoesNotPileUpWhileIdle) {
-  StartPacer pacer(10);
+TEST(RatePacer, CreditDoesNotPileUpWhileIdle) {
+  RatePacer pacer(10);
   auto t0 = Clock::time_point{} + 100s;
   pacer.reserve(t0, 10);
   // An hour later the bucket holds one second of credit, not an hour's.
