@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Reproduces the grid sites' findings (docs/experiments.md) over an emulated WAN link:
 #
-#   sudo bench/experiments.sh [a|b|c|d|e|all] [--quick]
+#   sudo bench/experiments.sh [a|b|c|d|e|f|all] [--quick]
 #
 #   a  streams under loss: 50 ms RTT, 0.01 % loss, 1 Gbit/s; 1-16 streams; reno, cubic, bbr   (~7 min, quick ~2)
 #   b  TCP buffers: 90 ms RTT, 1 Gbit/s; -w 87380 / -w 1M / autotuning; 1 and 9 streams      (~3 min, quick ~1.5)
 #   c  compression: 40 ms RTT, 100 Mbit/s; random and text data; --compress none/zstd/auto    (~1.5 min, quick ~1)
 #   d  put/get asymmetry: 20 ms RTT, 200/200 and 200/50 Mbit/s                                (~3 min, quick ~1)
 #   e  files x streams matrix (pxfer sweep) on the (a) link; no ramp-up                      (~5 min, quick ~1)
+#   f  ramp-up vs all at once: 30 files, pxferd --max-active 10 and a 40 MB/s emulated disk   (~2 min, quick ~1)
 #      (c and e print "skipped" with a build of pxfer that lacks --compress / sweep)
 #
 # Each experiment brings up `pxfer-wanem up --name pxlab` (namespaces pxlab-a = 10.77.0.1, the
@@ -31,14 +32,14 @@ which=""
 quick=0
 for arg in "$@"; do
   case $arg in
-    a | b | c | d | e | all) which="$which $arg" ;;
+    a | b | c | d | e | f | all) which="$which $arg" ;;
     --quick) quick=1 ;;
     -h | --help) usage; exit 0 ;;
-    *) echo "$prog: unknown argument '$arg' (expected a, b, c, d, e, all or --quick)" >&2; exit 2 ;;
+    *) echo "$prog: unknown argument '$arg' (expected a, b, c, d, e, f, all or --quick)" >&2; exit 2 ;;
   esac
 done
 [[ -n $which ]] || which=all
-[[ $which == *all* ]] && which="a b c d e"
+[[ $which == *all* ]] && which="a b c d e f"
 
 if [[ $(id -u) -ne 0 ]]; then
   echo "$prog: needs root: it creates network namespaces and TUN devices (pxfer-wanem). Run: sudo $prog $*" >&2
@@ -477,6 +478,95 @@ for f in files:
         c = cells.get((f, s))
         row.append("-" if c is None else "%.0f, %d" % (c["median_mbit"] or 0, c["failures"]))
     print("| %d | %s |" % (f, " | ".join(row)))
+PYEOF
+}
+
+# ---------------------------------------------------------------------------------------------
+# (f) ramp-up against an admission limit and a slow disk
+
+# f_run ID FILES_DIR SERVER_ARGS -- CLIENT_ARGS: pxferd restarted with SERVER_ARGS, then one
+# `pxfer put -r` of FILES_DIR; NDJSON in runs/f-ID.ndjson.
+f_run() {
+  local id=$1 tree=$2; shift 2
+  local server_args=()
+  while [[ $1 != -- ]]; do server_args+=("$1"); shift; done
+  shift
+  lab_server_stop
+  rm -rf "$LAB_WORK/srv/f"
+  mkdir -p "$LAB_WORK/srv/f"
+  lab_server_start "${server_args[@]}"
+  lab_log "(f) $id: pxferd ${server_args[*]}; pxfer put -r $*"
+  local out="$LAB_WORK/runs/f-$id.ndjson" rc=0
+  ip netns exec "$LAB_NAME-a" timeout -s INT -k 10 300 "$LAB_PXFER" put -r "$@" --json "$tree" "$(lab_url f/)" \
+    >"$out" 2>"$out.err" || rc=$?
+  echo "$rc" >"$out.rc"
+}
+
+exp_f() {
+  echo
+  echo "## (f) Ramp-up against an admission limit and a slow disk"
+  echo
+  if ! "$LAB_PXFERD" --help 2>/dev/null | grep -q -- --emulate-disk-rate; then
+    echo "skipped: needs pxferd --emulate-disk-rate"
+    return 0
+  fi
+  local delay=10 rate_mbit=1000 files=30 size=32M disk=40M max_active=10 queue=15s ramp=20s interval=5
+  if [[ $quick == 1 ]]; then size=8M; queue=4s; ramp=5s; interval=1; fi
+  echo "link: ${delay} ms each way (RTT $((2 * delay)) ms), ${rate_mbit} Mbit/s, no loss; the disk is the bottleneck:"
+  echo "pxferd --emulate-disk-rate $disk (all writes of the server share $disk bytes/s, 1 s of burst)."
+  echo "$files files of $size, pxfer put -r -c $files -p 2 --retries 0 --perf-interval $interval --json; three runs:"
+  echo "A: all $files at once against --max-active $max_active --queue-timeout $queue; B: the same server, --ramp-up $ramp"
+  echo "(one file in flight at first, $files after $ramp); C: all at once, no admission limit."
+  machine_line
+  link_up --delay "$delay" --rate "${rate_mbit}mbit"
+  local tree="$LAB_WORK/cli/f-tree"
+  mkdir -p "$tree"
+  local i
+  for i in $(seq -w 1 "$files"); do head -c "$size" /dev/urandom >"$tree/f$i.bin"; done
+  local limit=(--emulate-disk-rate "$disk" --max-active "$max_active" --queue-timeout "$queue")
+  local client=(-c "$files" -p 2 --retries 0 --perf-interval "$interval")
+  f_run A "$tree" "${limit[@]}" -- "${client[@]}"
+  f_run B "$tree" "${limit[@]}" -- "${client[@]}" --ramp-up "$ramp"
+  f_run C "$tree" --emulate-disk-rate "$disk" -- "${client[@]}"
+  link_down
+  echo
+  python3 - "$LAB_WORK/runs" "$interval" <<'PYEOF'
+import json, os, sys
+runs, interval = sys.argv[1], float(sys.argv[2])
+names = {"A": "all at once, --max-active", "B": "ramp-up, --max-active", "C": "all at once, no limit"}
+rows, series = [], {}
+for rid in "ABC":
+    path = os.path.join(runs, "f-%s.ndjson" % rid)
+    events = []
+    for line in open(path):
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            pass
+    done = [e for e in events if e.get("event") == "file_done"]
+    failed = [e for e in events if e.get("event") == "file_failed"]
+    summary = next((e for e in events if e.get("event") == "batch_summary"), {})
+    ends = sorted(e["finished_s"] for e in done)
+    starts = sorted(e["started_s"] for e in done + failed)
+    reasons = sorted({e["error"]["message"].split(": ", 1)[-1][:60] for e in failed})
+    rows.append("| %s: %s | %.1f | %.1f | %d | %d | %s | %s | %s |" % (
+        rid, names[rid], summary.get("seconds", 0), summary.get("rate_MBps", 0), len(done), len(failed),
+        "%.1f-%.1f" % (starts[0], starts[-1]) if starts else "-",
+        "%.1f-%.1f (%.1f)" % (ends[0], ends[-1], ends[-1] - ends[0]) if ends else "-",
+        "; ".join(reasons) if reasons else "-"))
+    series[rid] = [(e["seconds"], e["inst_Bps"] / 1e6, e.get("in_flight", 0)) for e in events if e.get("event") == "interval"]
+print("| run | seconds | MB/s (done files) | done | failed | first attempts started (s) | finished, first-last (spread) (s) | failures |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+print("\n".join(rows))
+print()
+print("Aggregate rate over time (MB/s in each %g s interval; files in flight in brackets):" % interval)
+print()
+length = max(len(s) for s in series.values())
+print("| t (s) | " + " | ".join("%g" % ((i + 1) * interval) for i in range(length)) + " |")
+print("| --- |" + " --- |" * length)
+for rid in "ABC":
+    cells = ["%.0f (%d)" % (mb, n) for _, mb, n in series[rid]] + ["-"] * (length - len(series[rid]))
+    print("| %s | %s |" % (rid, " | ".join(cells)))
 PYEOF
 }
 

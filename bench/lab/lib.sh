@@ -88,7 +88,8 @@ lab_sysctl() {
 # lab_sysctl_both KEY=VALUE...: the same in both namespaces.
 lab_sysctl_both() { lab_sysctl "$LAB_NAME-a" "$@" && lab_sysctl "$LAB_NAME-b" "$@"; }
 
-# lab_server_start: pxferd inside NAME-b on 10.77.0.2 (any free port), export root LAB_WORK/srv.
+# lab_server_start [PXFERD_ARGS...]: pxferd inside NAME-b on 10.77.0.2 (any free port), export
+# root LAB_WORK/srv, with any further pxferd options given (e.g. --max-active 10).
 # Credentials (docs/security.md): a token for identity "lab" (PXFER_TOKEN) and the server's
 # self-signed certificate pinned in LAB_WORK/known_hosts (PXFER_KNOWN_HOSTS), both exported so
 # every pxfer started afterwards (inside the namespace too) authenticates without a warning.
@@ -103,7 +104,7 @@ lab_server_start() {
   export PXFER_TOKEN PXFER_KNOWN_HOSTS
   ip netns exec "$LAB_NAME-b" "$LAB_PXFERD" --root "$LAB_WORK/srv" --listen "$LAB_B:0" \
     --tokens "$LAB_WORK/tokens" --state-dir "$LAB_WORK/state" \
-    --port-file "$LAB_WORK/port" 2>>"$LAB_WORK/pxferd.log" &
+    --port-file "$LAB_WORK/port" "$@" 2>>"$LAB_WORK/pxferd.log" &
   LAB_SERVER_PID=$!
   local i
   for i in $(seq 100); do

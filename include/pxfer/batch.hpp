@@ -91,6 +91,7 @@ struct FileOutcome {
   unsigned attempts = 0;
   std::uint16_t streams = 0;    // data streams of its (last) attempt
   double started_s = 0;         // when its first attempt began, seconds after the run started
+  double finished_s = 0;        // when it ended (done, skipped or failed), likewise
 };
 
 struct BatchReport {

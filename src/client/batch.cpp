@@ -296,6 +296,7 @@ BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, BatchL
         ++interval_failed;
       });
       outcome.started_s = started_s;
+      outcome.finished_s = std::chrono::duration<double>(Clock::now() - start).count();
 
       lock.lock();
       --active;

@@ -45,7 +45,8 @@ std::string json_batch_file_start(const BatchFile& f, std::size_t number, std::s
 
 std::string json_batch_file(const FileOutcome& o, std::size_t finished, std::size_t planned) {
   json j = {{"path", source_name(o.file)}, {"dest", dest_name(o.file)}, {"direction", direction_name(o.file.direction)},
-            {"finished", finished}, {"planned", planned}, {"attempts", o.attempts}, {"started_s", o.started_s}};
+            {"finished", finished}, {"planned", planned}, {"attempts", o.attempts}, {"started_s", o.started_s},
+            {"finished_s", o.finished_s}};
   if (o.status == FileStatus::done) {
     const auto& s = o.summary;
     const double rate = s.seconds > 0 ? static_cast<double>(s.bytes) / s.seconds : 0;

@@ -57,7 +57,9 @@ TEST(BatchJson, DoneSkippedAndFailedFiles) {
   done.summary.checksum = ChecksumAlgo::adler32;
   done.summary.checksum_value = "0a3c1f2e";
   done.started_s = 1.5;
+  done.finished_s = 9.25;
   auto d = parsed(json_batch_file(done, 7, 40));
+  EXPECT_DOUBLE_EQ(d["finished_s"].get<double>(), 9.25);
   EXPECT_EQ(d["event"], "file_done");
   EXPECT_EQ(d["path"], "tree/a.dat");
   EXPECT_EQ(d["bytes"], 4000000);
