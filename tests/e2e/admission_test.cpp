@@ -39,9 +39,7 @@ class TwoAddressServer {
   // `args` and --tokens with one identity, whose token every pxfer of this test then sends.
   std::vector<std::string> with_token(std::vector<std::string> args) {
     const std::string tokens = etc_ / "tokens";
-    auto child = ChildProcess::piped({binary_path("pxferd"), "token", "create", "clients", "--tokens", tokens});
-    if (child.wait(30s) != 0) throw std::runtime_error("pxferd token create failed: " + child.err());
-    ::setenv("PXFER_TOKEN", child.out().substr(0, child.out().find('\n')).c_str(), 1);
+    ::setenv("PXFER_TOKEN", create_token("clients", tokens).c_str(), 1);
     args.insert(args.end(), {"--tokens", tokens});
     return args;
   }

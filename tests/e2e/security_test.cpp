@@ -53,11 +53,8 @@ class Security : public ::testing::Test {
 
   // "--token-file FILE" for a new identity in the tokens file.
   std::string create_token(const std::string& name) {
-    auto child = ChildProcess::piped({binary_path("pxferd"), "token", "create", name, "--tokens", tokens});
-    int status = child.wait(30s);
-    EXPECT_EQ(status, 0) << child.err();
-    std::string token = child.out().substr(0, child.out().find('\n'));
-    EXPECT_EQ(token.size(), 64u) << child.out();
+    std::string token = e2e::create_token(name, tokens);
+    EXPECT_EQ(token.size(), 64u) << token;
     std::string file = etc + "/" + name + ".token";
     write_text(file, token + "\n");
     return token;

@@ -200,6 +200,12 @@ RunResult run_pxfer_args(const std::vector<std::string>& args, std::chrono::mill
   return result;
 }
 
+std::string create_token(const std::string& name, const std::string& tokens_file) {
+  auto child = ChildProcess::piped({binary_path("pxferd"), "token", "create", name, "--tokens", tokens_file});
+  if (child.wait(30s) != 0) throw std::runtime_error("pxferd token create " + name + " failed: " + child.err());
+  return child.out().substr(0, child.out().find('\n'));
+}
+
 ChildProcess start_pxfer(const std::vector<std::string>& args) {
   std::vector<std::string> argv{binary_path("pxfer")};
   argv.insert(argv.end(), args.begin(), args.end());

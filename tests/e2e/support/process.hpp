@@ -79,6 +79,10 @@ ChildProcess start_pxfer(const std::vector<std::string>& args);
 std::string test_known_hosts_file();
 void pin_server(const std::string& authority, const std::string& fingerprint);
 
+// `pxferd token create NAME --tokens TOKENS_FILE`: adds the identity and returns its token (the
+// first line pxferd prints); throws std::runtime_error when pxferd fails.
+std::string create_token(const std::string& name, const std::string& tokens_file);
+
 // A pxferd serving `root`. Without an authentication option in `extra_args` it gets
 // --insecure-no-auth (anonymous read-write on loopback), so tests need no credentials; its
 // certificate is pinned in test_known_hosts_file() once it listens., listening on an ephemeral port (`listen` is HOST:0 or [::1]:0).
