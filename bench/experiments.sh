@@ -549,14 +549,17 @@ for rid in "ABC":
     ends = sorted(e["finished_s"] for e in done)
     starts = sorted(e["started_s"] for e in done + failed)
     reasons = sorted({e["error"]["message"].split(": ", 1)[-1][:60] for e in failed})
-    rows.append("| %s: %s | %.1f | %.1f | %d | %d | %s | %s | %s |" % (
+    # What a user waits for one file: from its first attempt to its end, queue included.
+    waits = sorted(e["finished_s"] - e["started_s"] for e in done)
+    rows.append("| %s: %s | %.1f | %.1f | %d | %d | %s | %s | %s | %s |" % (
         rid, names[rid], summary.get("seconds", 0), summary.get("rate_MBps", 0), len(done), len(failed),
         "%.1f-%.1f" % (starts[0], starts[-1]) if starts else "-",
         "%.1f-%.1f (%.1f)" % (ends[0], ends[-1], ends[-1] - ends[0]) if ends else "-",
+        "%.1f / %.1f" % (waits[len(waits) // 2], waits[-1]) if waits else "-",
         "; ".join(reasons) if reasons else "-"))
     series[rid] = [(e["seconds"], e["inst_Bps"] / 1e6, e.get("in_flight", 0)) for e in events if e.get("event") == "interval"]
-print("| run | seconds | MB/s (done files) | done | failed | first attempts started (s) | finished, first-last (spread) (s) | failures |")
-print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+print("| run | seconds | MB/s (done files) | done | failed | first attempts started (s) | finished, first-last (spread) (s) | time per file, median / max (s) | failures |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 print("\n".join(rows))
 print()
 print("Aggregate rate over time (MB/s in each %g s interval; files in flight in brackets):" % interval)
