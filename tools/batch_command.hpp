@@ -20,7 +20,6 @@ struct BatchArgs {
   std::string from_file;
   unsigned concurrency = default_concurrency;
   unsigned max_streams = 0;
-  unsigned retries = 0;
   bool skip_existing = false;
   bool preserve = false;
   std::string ramp_up;
@@ -56,7 +55,6 @@ inline void add_batch_options(CLI::App& cmd, BatchArgs& a, bool is_put) {
           ->capture_default_str();
   cmd.add_option("--max-streams", a.max_streams, "cap on concurrency x streams; streams per file are reduced to fit (0 = none)")
       ->capture_default_str();
-  cmd.add_option("--retries", a.retries, "extra attempts per failed file, after 1 s, 2 s, 4 s ...")->capture_default_str();
   cmd.add_option("--ramp-up", a.ramp_up, "start with one file in flight and reach -c linearly over DURATION (30s, 2m, 500ms)");
   cmd.add_option("--connect-rate", a.connect_rate, "open at most this many new connections per second (0 = no limit)");
   cmd.add_flag("--skip-existing", a.skip_existing, "skip a file whose destination exists with the same size and checksum (both copies are read)");
@@ -74,12 +72,10 @@ inline BatchOptions to_batch_options(const BatchArgs& a, const ClientOptions& cl
   if (a.concurrency < 1 || a.concurrency > 64)
     throw Error(Errc::usage, "--concurrency " + std::to_string(a.concurrency) + ": use 1 to 64 files in flight");
   if (a.max_streams > 4096) throw Error(Errc::usage, "--max-streams " + std::to_string(a.max_streams) + ": use 0 (no cap) to 4096");
-  if (a.retries > 20) throw Error(Errc::usage, "--retries " + std::to_string(a.retries) + ": use 0 to 20");
   BatchOptions o;
   o.client = client;
   o.concurrency = a.concurrency;
   o.max_streams = a.max_streams;
-  o.retries = a.retries;
   o.skip_existing = a.skip_existing;
   o.preserve = a.preserve;
   if (!a.ramp_up.empty()) {

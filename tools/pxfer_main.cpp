@@ -15,6 +15,7 @@
 #include "pxfer/doctor.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/json_printer.hpp"
+#include "pxfer/limits.hpp"
 #include "pxfer/progress_printer.hpp"
 #include "pxfer/sweep.hpp"
 
@@ -38,6 +39,7 @@ struct CommonArgs {
   bool verbose = false;
   std::string stall_timeout = "60s";
   bool no_resume = false;
+  unsigned retries = 0;
   bool sync = false;
   bool encrypt = false;
 };
@@ -122,17 +124,24 @@ void add_common(CLI::App& cmd, CommonArgs& a) {
                  "replace a data stream that hears nothing from the peer this long (30s, 2m, 500ms)")
       ->capture_default_str();
   cmd.add_flag("--no-resume", a.no_resume, "discard a partial file an interrupted attempt left and start over");
+  cmd.add_option("--retries", a.retries,
+                 "further attempts of a file that failed on the network, the protocol or its checksum, each resuming "
+                 "what arrived; pauses of 1 s, 2 s, 4 s ... (+-50 %, at most 1 min); never after a refusal, a missing "
+                 "file, a full disk or Ctrl-C (0-20; per file with -r)")
+      ->capture_default_str();
   cmd.add_flag("--sync", a.sync, "the receiver makes each block durable (fdatasync) before acknowledging it");
 }
 
 ClientOptions to_options(const CommonArgs& a) {
   ClientOptions o;
-  if (a.streams < 1 || a.streams > 64) throw Error(Errc::usage, "--streams " + std::to_string(a.streams) + ": use 1 to 64");
+  if (auto p = limits::streams_problem(a.streams); !p.empty())
+    throw Error(Errc::usage, "--streams " + std::to_string(a.streams) + ": " + p);
   o.streams = static_cast<std::uint16_t>(a.streams);
   auto block = cli::size_option("--block-size", a.block_size);
-  if (block < (1u << 20) || block > (16u << 20))
-    throw Error(Errc::usage, "--block-size " + a.block_size + ": use 1M to 16M");
+  if (auto p = limits::block_size_problem(block); !p.empty()) throw Error(Errc::usage, "--block-size " + a.block_size + ": " + p);
   o.block_size = static_cast<std::uint32_t>(block);
+  if (a.retries > 20) throw Error(Errc::usage, "--retries " + std::to_string(a.retries) + ": use 0 to 20");
+  o.retry.retries = a.retries;
   auto window = cli::size_option("--window", a.window);
   if (window > (1ull << 30)) throw Error(Errc::usage, "--window " + a.window + ": at most 1G");
   o.window = static_cast<std::uint32_t>(window);
@@ -221,7 +230,7 @@ int run_sweep_command(const SweepArgs& a, const SecurityArgs& security) {
     }
     o.repeat = std::clamp(a.repeat, 1u, 100u);
     auto block = cli::size_option("--block-size", a.block_size);
-    if (block < (1u << 20) || block > (16u << 20)) throw Error(Errc::usage, "--block-size " + a.block_size + ": use 1M to 16M");
+    if (auto p = limits::block_size_problem(block); !p.empty()) throw Error(Errc::usage, "--block-size " + a.block_size + ": " + p);
     o.base.block_size = static_cast<std::uint32_t>(block);
     std::size_t total = o.directions.size() * o.windows.size() * o.congestions.size() * o.compressions.size() *
                         o.files.size() * o.streams.size();
@@ -335,8 +344,6 @@ int main(int argc, char** argv) {
                               : cli::plan_batch(batch, false, get_remote, get_local, options);
       return cli::run_batch_command(plan, batch_options, args.quiet, args.json);
     }
-    if (batch.retries > 20) throw Error(Errc::usage, "--retries " + std::to_string(batch.retries) + ": use 0 to 20");
-    options.retries = batch.retries;  // one file: the retries are the transfer's own, each resuming
     if ((is_put ? put_local : get_remote).empty() || (is_put ? put_remote : get_local).empty())
       throw Error(Errc::usage, std::string(is_put ? "put needs LOCAL and URL" : "get needs URL and LOCAL") +
                                    " (or -r, or --from-file LIST); see pxfer --help");

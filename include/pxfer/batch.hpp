@@ -50,8 +50,7 @@ struct BatchOptions {
   ClientOptions client;
   unsigned concurrency = 2;  // files in flight
   unsigned max_streams = 0;  // 0 = no cap on concurrency * streams
-  unsigned retries = 0;      // extra attempts per file
-  std::chrono::milliseconds first_backoff{1000};  // doubled after every failed attempt
+  // Retries of each file: client.retry (the same policy as for one file).
   bool skip_existing = false;  // skip when the destination exists with the same size and checksum
   bool preserve = false;       // a get keeps the source's mode and mtime
   // Staggered start: one file in flight at first, `concurrency` after this long, linearly.
@@ -126,11 +125,7 @@ class BatchListener {
   virtual void on_decision(const AutoDecision& /*decision*/) {}
 };
 
-// Called (one at a time) as each file finishes, with how many have finished so far.
-using FileCallback = std::function<void(const FileOutcome&, std::size_t finished, std::size_t total)>;
-
 // Creates the plan's directories, then moves its files. Never throws for one file's failure.
-BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, const FileCallback& on_file = {});
 BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, BatchListener& listener);
 
 // "done PATH BYTES bytes SECONDS s RATE MB/s adler32: X", "skipped PATH (exists, same size and checksum)",

@@ -10,7 +10,9 @@
 #include "pxfer/checksum.hpp"
 #include "pxfer/compression.hpp"
 #include "pxfer/error.hpp"
+#include "pxfer/limits.hpp"
 #include "pxfer/rate_meter.hpp"
+#include "pxfer/retry.hpp"
 #include "pxfer/socket_tuning.hpp"
 #include "pxfer/stream_meter.hpp"
 #include "pxfer/url.hpp"
@@ -18,9 +20,9 @@
 namespace pxfer {
 
 // Chosen by measurement (bench/results/block-size.md): large enough that per-block costs vanish,
-// small enough that 4-8 streams share a 100 MiB file evenly.
-inline constexpr std::uint32_t default_block_size = 2u << 20;
-inline constexpr std::uint16_t default_streams = 4;
+// small enough that 4-8 streams share a 100 MiB file evenly. Their home is pxfer/limits.hpp.
+inline constexpr std::uint32_t default_block_size = limits::default_block_size;
+inline constexpr std::uint16_t default_streams = limits::default_streams;
 
 struct ClientOptions {
   std::uint16_t streams = default_streams;
@@ -39,16 +41,17 @@ struct ClientOptions {
   std::chrono::milliseconds stall_timeout{60000};
   bool resume = true;   // pick up a partial file an interrupted attempt left (--no-resume: start over)
   bool sync = false;    // the receiver makes every block durable before acknowledging it
-  unsigned retries = 0;                           // further attempts of a failed transfer, each resuming
-  std::chrono::milliseconds first_backoff{1000};  // before the first retry; doubled each time, with jitter
+  // --retries: further attempts of a failed transfer, each resuming from what the receiver kept;
+  // the same for one file and for each file of a batch (pxfer/retry.hpp says which failures).
+  RetryPolicy retry;
   bool encrypt = false;  // TLS on every data stream too (the control connection always has it)
   // A file of one block moves on the control connection (no data connection of its own): set by
   // put -r / get -r, whose workers keep their control connection from file to file.
   bool small_files_on_control = false;
 };
 
-// Credentials and trust, the same for every connection of a process: set once by the CLI
-// (set_client_security) before any transfer. docs/security.md.
+// Credentials and trust: set by the CLI (set_client_security) before any transfer; each session
+// keeps the settings in force when it was made. docs/security.md.
 struct ClientSecurity {
   std::string ca_file;           // verify the server's chain and host name against this CA
   std::string fingerprint;       // "sha256:HEX": pin the server's certificate explicitly
@@ -57,7 +60,6 @@ struct ClientSecurity {
   std::string cert_file, key_file;  // client certificate for mutual TLS
 };
 void set_client_security(ClientSecurity security);
-const ClientSecurity& client_security();
 // $XDG_CONFIG_HOME/pxfer/known_hosts, else ~/.config/pxfer/known_hosts.
 std::string default_known_hosts_file();
 // "SHA256:AB:CD.." / "sha256:abcd.." -> "sha256:abcd..", "" when not a SHA-256 fingerprint.
@@ -114,10 +116,6 @@ class ProgressListener {
   // The attempt failed with `reason`; attempt `next` of `total` starts in `delay_seconds`.
   virtual void on_retry(unsigned /*next*/, unsigned /*total*/, double /*delay_seconds*/, const std::string& /*reason*/) {}
 };
-
-// Whether another attempt of a failed transfer may succeed: not for bad input, a refusal, a
-// missing file, an existing destination or a local error such as a full disk or Ctrl-C.
-bool worth_retrying_transfer(Errc code);
 
 struct RemoteSum {
   std::uint64_t size = 0;

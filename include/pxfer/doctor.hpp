@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "pxfer/host_settings.hpp"
+#include "pxfer/units.hpp"
 
 namespace pxfer {
 
@@ -40,8 +41,6 @@ struct DoctorAdvice {
 DoctorAdvice advise(const PathFacts& facts);
 std::string format_doctor(const PathFacts& facts, const DoctorAdvice& advice);
 
-// "10gbit", "500mbit", "100mbps", "1.5gbit", "125MB/s", "1GB/s": returns bytes per second.
-std::optional<double> parse_rate(std::string_view text);
 // 1.25e9 bytes/s -> "10.00 Gbit/s"
 std::string format_rate_bits(double bytes_per_s);
 

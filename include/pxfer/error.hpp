@@ -21,6 +21,7 @@ enum class Errc : std::uint16_t {
   integrity = 7,    // checksum mismatch, source changed during the transfer
   local_io = 8,     // read/write/fsync/rename failed, disk full
   exists = 9,       // the destination exists and --overwrite was not given
+  interrupted = 10, // SIGINT or SIGTERM: the user stopped it; the same command resumes
 };
 
 // Exit status of the command-line programs for an error of this class.

@@ -6,9 +6,9 @@
 #include <optional>
 #include <string>
 
-namespace pxfer {
+#include "pxfer/clock.hpp"
 
-using Clock = std::chrono::steady_clock;
+namespace pxfer {
 
 struct RateSample {
   std::uint64_t bytes = 0;

@@ -4,7 +4,7 @@
 // the caller says what time it is and sleeps until the returned time.
 #include <mutex>
 
-#include "pxfer/rate_meter.hpp"
+#include "pxfer/clock.hpp"
 
 namespace pxfer {
 

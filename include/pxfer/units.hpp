@@ -17,5 +17,8 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
 
 // 4194304 -> "4 MiB", 1000 -> "1000 B", 1536 -> "1.5 KiB".
 std::string format_size(std::uint64_t bytes);
+// "10gbit", "500mbit", "100mbps", "1.5gbit", "125MB/s", "1GB/s": bytes per second (the one rate
+// parser of the library: pxfer doctor --target and anything else that takes a network rate).
+std::optional<double> parse_rate(std::string_view text);
 
 }  // namespace pxfer

@@ -8,19 +8,21 @@
 #include <variant>
 #include <vector>
 
+#include "pxfer/limits.hpp"
+
 namespace pxfer::wire {
 
 inline constexpr std::uint32_t magic = 0x50584652;  // "PXFR", first field of HELLO
 inline constexpr std::uint16_t protocol_version = 2;  // 2: TLS 1.3 control connections, AUTH
 inline constexpr std::size_t header_size = 8;       // u32 length, u16 type, u16 flags
 inline constexpr std::uint32_t max_control_payload = 64 * 1024;
-inline constexpr std::uint32_t min_block_size = 4 * 1024;
-inline constexpr std::uint32_t max_block_size = 16 * 1024 * 1024;
+inline constexpr std::uint32_t min_block_size = limits::min_block_size;  // limits.hpp is their home
+inline constexpr std::uint32_t max_block_size = limits::max_block_size;
 inline constexpr std::size_t block_header_size = 16;  // u64 offset, u32 raw length, u32 flags
 inline constexpr std::size_t max_path_length = 4096;
 inline constexpr std::size_t max_text_length = 1024;
 inline constexpr std::size_t token_size = 16;
-inline constexpr std::uint16_t max_streams = 64;
+inline constexpr std::uint16_t max_streams = limits::max_streams;
 inline constexpr std::size_t max_congestion_name = 16;  // TCP_CA_NAME_MAX
 
 enum class FrameType : std::uint16_t {

@@ -37,11 +37,6 @@ namespace {
 // Files are named as the user named their source: a local path for a put, a URL for a get.
 std::string source_of(const BatchFile& f) { return f.direction == Direction::put ? f.local : f.remote.to_string(); }
 
-// Deterministic failures that another attempt cannot change.
-bool worth_retrying(Errc code) {
-  return code != Errc::usage && code != Errc::exists && code != Errc::not_found && code != Errc::permission;
-}
-
 std::optional<std::uint64_t> local_size(const std::string& path) {
   std::error_code ec;
   auto status = fs::status(path, ec);
@@ -123,40 +118,47 @@ class ByteCounter final : public ProgressListener {
   std::uint64_t seen_ = 0;
 };
 
-// `failed_attempt` hears of every attempt that failed, retried or not.
+// One file under the client's RetryPolicy (pxfer/retry.hpp): each attempt checks --skip-existing,
+// moves the file (its session runs it once: the policy is applied here, never twice) and sets
+// --preserve's attributes. `failed_attempt` hears of every attempt that failed, retried or not.
 FileOutcome move_one(ClientSession& session, const BatchFile& f, const BatchOptions& options, const ClientOptions& client,
                      ByteCounter* counter, const std::function<void(const Error&)>& failed_attempt) {
   FileOutcome outcome{f, FileStatus::failed, {}, std::nullopt, 0};
   outcome.streams = client.streams;
-  auto backoff = options.first_backoff;
-  for (unsigned attempt = 0;; ++attempt) {
-    outcome.attempts = attempt + 1;
+  ClientOptions once = client;
+  once.retry.retries = 0;
+  auto attempt = [&](unsigned n) {
+    outcome.attempts = n;
     if (counter) counter->new_attempt();
     try {
-      if (options.skip_existing && same_file_exists(session, f, client)) {
+      if (options.skip_existing && same_file_exists(session, f, once)) {
         outcome.status = FileStatus::skipped;
-        return outcome;
+        return;
       }
       if (f.direction == Direction::put) {
-        outcome.summary = session.put(f.local, f.remote, client, counter);
-        if (options.preserve) preserve_remote_attributes(session, f, client);
+        outcome.summary = session.put(f.local, f.remote, once, counter);
+        if (options.preserve) preserve_remote_attributes(session, f, once);
       } else {
-        outcome.summary = session.get(f.remote, f.local, client, counter);
-        if (options.preserve) preserve_attributes(f, client);
+        outcome.summary = session.get(f.remote, f.local, once, counter);
+        if (options.preserve) preserve_attributes(f, once);
       }
       outcome.status = FileStatus::done;
-      outcome.error.reset();
-      return outcome;
-    } catch (const Error& e) {
-      outcome.error = e;
+    } catch (const Error&) {
+      throw;
     } catch (const std::exception& e) {
-      outcome.error = Error(Errc::internal, source_of(f) + ": " + e.what());
+      throw Error(Errc::internal, source_of(f) + ": " + e.what());
     }
-    if (failed_attempt) failed_attempt(*outcome.error);
-    if (attempt >= options.retries || !worth_retrying(outcome.error->code())) return outcome;
-    std::this_thread::sleep_for(backoff);
-    backoff *= 2;
+  };
+  try {
+    with_retries(client.retry, attempt, [&](const RetryNotice& n) {
+      if (failed_attempt) failed_attempt(n.error);
+    });
+    outcome.error.reset();
+  } catch (const Error& e) {
+    outcome.status = FileStatus::failed;
+    outcome.error = e;
   }
+  return outcome;
 }
 
 void create_local_directories(const BatchPlan& plan, BatchReport& report) {
@@ -190,26 +192,6 @@ void create_remote_directories(const BatchPlan& plan, const ClientOptions& clien
 std::chrono::milliseconds ramp_start(unsigned index, unsigned concurrency, std::chrono::milliseconds ramp_up) {
   if (concurrency <= 1 || ramp_up.count() <= 0) return std::chrono::milliseconds(0);
   return std::chrono::milliseconds(ramp_up.count() * std::min(index, concurrency - 1) / (concurrency - 1));
-}
-
-namespace {
-
-class CallbackListener final : public BatchListener {
- public:
-  explicit CallbackListener(const FileCallback& on_file) : on_file_(on_file) {}
-  void on_file(const FileOutcome& outcome, std::size_t finished, std::size_t planned) override {
-    if (on_file_) on_file_(outcome, finished, planned);
-  }
-
- private:
-  const FileCallback& on_file_;
-};
-
-}  // namespace
-
-BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, const FileCallback& on_file) {
-  CallbackListener listener(on_file);
-  return run_batch(plan, options, listener);
 }
 
 // Workers take the next file while fewer than `target` files are in flight; --auto moves the
@@ -291,7 +273,7 @@ BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, BatchL
       FileOutcome outcome = move_one(session, plan.files[i], options, client, counter ? &*counter : nullptr, [&](const Error& e) {
         // Only failures that say something about the link or the server count against it: a
         // missing source or an existing destination does not.
-        if (!worth_retrying(e.code())) return;
+        if (!retryable(e.code(), RetryScope::transfer)) return;
         std::lock_guard failed(mutex);
         ++interval_failed;
       });

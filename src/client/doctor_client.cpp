@@ -1,7 +1,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
-#include "control_link.hpp"
+#include "connect.hpp"
 #include "net/frame_io.hpp"
 #include "pxfer/doctor.hpp"
 #include "pxfer/rate_meter.hpp"

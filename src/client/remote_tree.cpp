@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "control_link.hpp"
+#include "connect.hpp"
 #include "net/frame_io.hpp"
 #include "pxfer/error.hpp"
 

@@ -7,7 +7,7 @@
 #include <random>
 #include <thread>
 
-#include "control_link.hpp"
+#include "connect.hpp"
 #include "net/frame_io.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/sweep.hpp"

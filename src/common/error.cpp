@@ -19,12 +19,13 @@ std::string_view errc_name(Errc code) noexcept {
     case Errc::integrity: return "integrity";
     case Errc::local_io: return "local-io";
     case Errc::exists: return "exists";
+    case Errc::interrupted: return "interrupted";
   }
   return "unknown";
 }
 
 Errc errc_from_wire(std::uint16_t value) noexcept {
-  if (value <= static_cast<std::uint16_t>(Errc::exists)) return static_cast<Errc>(value);
+  if (value <= static_cast<std::uint16_t>(Errc::interrupted)) return static_cast<Errc>(value);
   return Errc::protocol;
 }
 

@@ -2,7 +2,9 @@
 // A byte stream to the peer (control or data). Plain TCP now; TLS implements the same interface,
 // so framing and the engine never know which one they talk through.
 #include <atomic>
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/experimental/concurrent_channel.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <cstdint>
@@ -13,6 +15,8 @@
 namespace pxfer::net {
 
 namespace asio = boost::asio;
+// co_await op(use_tuple): errors as values on the hot path, no exception per closed connection.
+inline constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 using tcp = asio::ip::tcp;
 template <class T>
 using awaitable = asio::awaitable<T>;

@@ -9,7 +9,7 @@
 namespace pxfer::net {
 namespace {
 
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
 
 class TcpConnection final : public Connection {
  public:

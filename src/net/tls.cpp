@@ -35,7 +35,7 @@ class TlsContext {
 
 namespace {
 
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
 constexpr std::chrono::seconds handshake_timeout{30};
 
 std::string hex(const unsigned char* p, unsigned n) {

@@ -116,31 +116,4 @@ std::string format_doctor(const PathFacts& f, const DoctorAdvice& a) {
   return out;
 }
 
-std::optional<double> parse_rate(std::string_view text) {
-  std::size_t i = 0;
-  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
-  if (i == 0) return std::nullopt;
-  double value = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + i, value);
-  if (ec != std::errc{} || ptr != text.data() + i || value <= 0) return std::nullopt;
-  std::string unit;
-  for (char c : text.substr(i)) unit += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  struct Unit {
-    const char* name;
-    double bytes_per_s;
-  };
-  static constexpr Unit units[] = {{"bit", 1.0 / 8},    {"kbit", 1e3 / 8},  {"mbit", 1e6 / 8}, {"gbit", 1e9 / 8},
-                                   {"tbit", 1e12 / 8},  {"bps", 1.0 / 8},   {"kbps", 1e3 / 8}, {"mbps", 1e6 / 8},
-                                   {"gbps", 1e9 / 8},   {"b/s", 1},         {"kb/s", 1e3},     {"mb/s", 1e6},
-                                   {"gb/s", 1e9},       {"g", 1e9 / 8},     {"m", 1e6 / 8},    {"k", 1e3 / 8}};
-  for (const auto& u : units) {
-    if (unit != u.name) continue;
-    // 300 digits of gbit overflow to infinity, which later casts to integers would make undefined.
-    double rate = value * u.bytes_per_s;
-    if (!std::isfinite(rate)) return std::nullopt;
-    return rate;
-  }
-  return std::nullopt;
-}
-
 }  // namespace pxfer

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "admission_policy.hpp"
+#include "policy/admission_policy.hpp"
 #include "net/connection.hpp"
 
 namespace pxfer::server {

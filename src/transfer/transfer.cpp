@@ -40,8 +40,6 @@ struct Transfer::StreamRun {
   }
 };
 
-bool stream_recoverable(const Error& error) { return error.code() == Errc::network; }
-
 namespace {
 std::chrono::milliseconds heartbeat_of(const Settings& s) {
   return std::max(std::chrono::milliseconds(50), s.stall_timeout / 4);
@@ -238,7 +236,7 @@ void Transfer::fail(const Error& error) {
   // checksum, or a destination that must not be written, does not.
   if (sink_) {
     Errc code = error.code();
-    sink_->abandon(code == Errc::network || code == Errc::protocol || code == Errc::local_io || code == Errc::internal);
+    sink_->abandon(keeps_partial(code));
   }
   signal_done();
   cancel_attach_deadline();
@@ -338,7 +336,7 @@ awaitable<void> Transfer::run_stream(std::shared_ptr<Connection> conn, std::uint
       first = error_;
     }
     if (first) throw *first;  // report the root cause, not the echo of our own abort
-    if (!stream_recoverable(*failure)) {
+    if (!retryable(failure->code(), RetryScope::connection)) {
       fail(*failure);
       throw *failure;
     }
@@ -417,7 +415,6 @@ awaitable<void> Transfer::send_block(Connection& conn, StreamRun& run, Block blo
   digest_->complete(digest, std::span(buffer.data(), block.length));
   run.stats.blocks.fetch_add(1, std::memory_order_relaxed);
   wire_bytes_ += block.length;
-  raw_bytes_ += block.length;
 }
 
 // With compression the whole block must be read before it can be sent: read and hash it chunk
@@ -445,7 +442,6 @@ awaitable<void> Transfer::send_compressible(Connection& conn, StreamRun& run, Bl
   if (!packed.empty()) run.stats.bytes.fetch_add(block.length, std::memory_order_relaxed);
   run.stats.blocks.fetch_add(1, std::memory_order_relaxed);
   wire_bytes_ += payload.size();
-  raw_bytes_ += block.length;
 }
 
 awaitable<void> Transfer::receive_acks(Connection& conn, StreamRun& run) {
@@ -569,7 +565,6 @@ awaitable<void> Transfer::finish_received_block(Connection& conn, StreamRun& run
   bool first_time = planner_.mark_done(header.offset);
   run.stats.blocks.fetch_add(1, std::memory_order_relaxed);
   wire_bytes_ += header.wire_length;
-  if (first_time) raw_bytes_ += header.raw_length;
   wire::Message ack = wire::Ack{header.offset, header.raw_length};
   co_await net::send_message(conn, ack);
   run.sent();
@@ -621,7 +616,7 @@ awaitable<void> Transfer::report_stats(std::shared_ptr<Connection> control) {
   }
 }
 
-awaitable<std::string> Transfer::run_control(Connection& control) {
+awaitable<std::string> Transfer::commit_exchange(Connection& control) {
   // The control connection is quiet while the blocks move: the sender says it is alive with a
   // PING every heartbeat, and the receiver gives up on a sender (or a path) silent for the stall
   // timeout, so a control connection that a middlebox stopped forwarding cannot hang it.
@@ -634,14 +629,14 @@ awaitable<std::string> Transfer::run_control(Connection& control) {
 }
 
 awaitable<std::string> Transfer::run_control(std::shared_ptr<Connection> control, bool streams_on_control) {
-  if (!streams_on_control) co_return co_await run_control(*control);
+  if (!streams_on_control) co_return co_await commit_exchange(*control);
   streams_on_control_ = true;
   if (!nothing_to_move()) {
     if (settings_.streams != 1 || !claim_stream(0, control))
       throw Error(Errc::protocol, "a transfer on the control connection has exactly one stream");
     co_await run_stream(control, 0);
   }
-  co_return co_await run_control(*control);
+  co_return co_await commit_exchange(*control);
 }
 
 awaitable<std::string> Transfer::send_control(Connection& control) {

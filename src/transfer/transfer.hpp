@@ -18,9 +18,11 @@
 #include "pxfer/checksum.hpp"
 #include "pxfer/compression.hpp"
 #include "pxfer/error.hpp"
+#include "pxfer/retry.hpp"
 #include "pxfer/file_io.hpp"
 #include "pxfer/socket_tuning.hpp"
 #include "pxfer/wire.hpp"
+#include "transfer/settings.hpp"
 
 namespace pxfer::transfer {
 
@@ -38,25 +40,6 @@ struct StreamStats {
   std::mutex tcp_mutex;
   wire::StreamFigures last_tcp;
 };
-
-struct Settings {
-  ChecksumAlgo checksum = ChecksumAlgo::adler32;
-  std::uint32_t block_size = 2 << 20;
-  std::uint16_t streams = 4;
-  SocketTuning tuning;
-  std::chrono::milliseconds attach_timeout{30'000};
-  // When positive and this side sends, STATS with every stream's TCP figures go to the receiver
-  // over the control connection at this interval (--stream-stats on the receiving client).
-  std::chrono::milliseconds stats_interval{0};
-  CompressionSetting compression;  // used by the sending side
-  // A data stream that hears nothing from its peer this long is closed and replaced; heartbeats
-  // (PING) go out on a quiet stream four times per period, so only a dead path stays silent.
-  std::chrono::milliseconds stall_timeout{60'000};
-};
-
-// Data-stream failures that another connection can recover from: the connection broke or went
-// silent. Anything else (a protocol violation, a local write error) ends the transfer.
-bool stream_recoverable(const Error& error);
 
 enum class Role { send, receive };
 
@@ -78,11 +61,9 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   // The sender's source mtime (identifies the source for a resume); 0 on the receiving side.
   std::int64_t source_mtime_ns() const { return source_ ? source_->mtime_ns() : 0; }
   StreamStats& stream(std::size_t index) { return *stats_[index]; }
-  std::size_t stream_count() const { return stats_.size(); }
   std::uint64_t bytes_moved() const;
-  // Block payload bytes that crossed the wire, and the file bytes they stood for.
+  // Block payload bytes that crossed the wire (fewer than the file's when compressed).
   std::uint64_t wire_bytes() const { return wire_bytes_.load(); }
-  std::uint64_t raw_bytes() const { return raw_bytes_.load(); }
 
   // Gives stream slot `index` to `conn`; false if out of range or the transfer is over. A slot
   // still held by an earlier connection is taken over: that connection is closed and its
@@ -118,15 +99,13 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   std::uint64_t stream_recoveries() const { return recoveries_.load(); }
   // Told of every stream that broke or stalled and was replaced (one line each).
   void on_stream_event(std::function<void(const std::string&)> listener) { stream_event_listener_ = std::move(listener); }
-  // The control connection's part: the sender waits for every block to be acknowledged, then
-  // sends COMMIT and awaits the receiver's RESULT; the receiver awaits COMMIT while its streams
-  // finish, verifies the checksum, renames the file into place and answers RESULT.
-  // Returns the verified checksum (hex; empty with --checksum none).
-  awaitable<std::string> run_control(Connection& control);
-  // run_control, or with `streams_on_control` (wire::moves_on_control) the whole transfer on the
-  // control connection: it is the only data stream, then COMMIT and RESULT follow on it, with no
-  // data connection to open, attach or warm up. Both ends call it after exchange_have. A failure
-  // on the control connection's stream closes it.
+  // The control connection's part of the transfer, called by both ends after exchange_have:
+  // the sender waits for every block to be acknowledged, then sends COMMIT and awaits the
+  // receiver's RESULT; the receiver awaits COMMIT while its streams finish, verifies the
+  // checksum, renames the file into place and answers RESULT. With `streams_on_control`
+  // (wire::moves_on_control) the control connection is also the only data stream, so a one-block
+  // file needs no data connection; a failure on it closes it. Returns the verified checksum (hex;
+  // empty with --checksum none).
   awaitable<std::string> run_control(std::shared_ptr<Connection> control, bool streams_on_control);
 
   // This side's figures for every stream: bytes, and TCP_INFO of the streams still open.
@@ -166,6 +145,7 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   void tell_stream_event(const std::string& text);
   void verify_resumed_blocks();
   awaitable<void> watch_peer(Connection& control);
+  awaitable<std::string> commit_exchange(Connection& control);
   awaitable<std::string> send_control(Connection& control);
   awaitable<void> keep_control_alive(Connection& control);
   awaitable<wire::Message> read_control(Connection& control);
@@ -200,7 +180,6 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   boost::asio::any_io_executor executor_;
   std::function<void(wire::Stats)> peer_stats_listener_;
   std::atomic<std::uint64_t> wire_bytes_{0};
-  std::atomic<std::uint64_t> raw_bytes_{0};
   std::shared_ptr<boost::asio::steady_timer> attach_timer_;  // lives on executor_
 };
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "server/admission_policy.hpp"
+#include "policy/admission_policy.hpp"
 
 namespace pxfer::server {
 namespace {

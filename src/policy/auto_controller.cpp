@@ -1,5 +1,6 @@
 // The --auto controller: pure arithmetic on the counters the batch runner passes in.
 #include "pxfer/auto_controller.hpp"
+#include "pxfer/limits.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +9,7 @@
 namespace pxfer {
 namespace {
 
-constexpr unsigned max_streams_per_file = 64;  // the protocol's limit (wire::max_streams)
+constexpr unsigned max_streams_per_file = limits::max_streams;
 
 std::string percent(double fraction) {
   char text[32];

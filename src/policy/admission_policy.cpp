@@ -1,4 +1,4 @@
-#include "admission_policy.hpp"
+#include "policy/admission_policy.hpp"
 
 #include <algorithm>
 #include <tuple>

@@ -1,0 +1,38 @@
+#pragma once
+// The one table of limits on what a transfer may ask for: read by the CLI (to validate options),
+// the client (to build OPEN), the codec (to refuse a frame outside them), the auto controller and
+// the server. Each *_problem() returns "" when a value is within its limit, else what to use
+// instead, so that every caller words a refusal the same way and names its own option.
+#include <cstdint>
+#include <string>
+
+namespace pxfer::limits {
+
+inline constexpr std::uint16_t min_streams = 1;
+inline constexpr std::uint16_t max_streams = 64;  // data streams of one transfer
+// Block sizes: below 1 MiB the per-block costs (a header, an ACK, a journal bit, a hash step)
+// start to show and a claimed size buys many blocks; 16 MiB bounds a receiver's buffer per stream.
+inline constexpr std::uint32_t min_block_size = 1u << 20;
+inline constexpr std::uint32_t max_block_size = 16u << 20;
+inline constexpr std::uint32_t default_block_size = 2u << 20;  // bench/results/block-size.md
+inline constexpr std::uint16_t default_streams = 4;
+
+// Blocks of a file of `size` bytes: the last may be shorter; an empty file has none.
+constexpr std::uint64_t block_count(std::uint64_t size, std::uint32_t block_size) {
+  return block_size == 0 ? 0 : size / block_size + (size % block_size != 0);
+}
+
+// No more data streams than blocks, and at least one: a small file needs one connection.
+constexpr std::uint16_t streams_for(std::uint64_t size, std::uint32_t block_size, std::uint16_t asked) {
+  const std::uint64_t blocks = block_count(size, block_size);
+  return static_cast<std::uint16_t>(blocks == 0 ? 1 : blocks < asked ? blocks : asked);
+}
+
+inline std::string streams_problem(std::uint64_t streams) {
+  return streams < min_streams || streams > max_streams ? "use 1 to 64" : "";
+}
+inline std::string block_size_problem(std::uint64_t block_size) {
+  return block_size < min_block_size || block_size > max_block_size ? "use 1M to 16M" : "";
+}
+
+}  // namespace pxfer::limits

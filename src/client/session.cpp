@@ -1,0 +1,151 @@
+// ClientSession: the io_context, its threads, the trust and the kept control connection of a
+// client, and the one place a transfer is retried (RetryPolicy, pxfer/retry.hpp).
+#include <sys/stat.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_future.hpp>
+#include <thread>
+
+#include "connect.hpp"
+#include "job.hpp"
+#include "net/frame_io.hpp"
+#include "pxfer/client.hpp"
+#include "transfer/negotiate.hpp"
+
+namespace pxfer {
+namespace {
+
+namespace asio = boost::asio;
+
+std::string basename_of(const std::string& path) {
+  std::string p = path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  auto slash = p.rfind('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
+bool is_directory(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+unsigned threads_for(const ClientOptions& options) {
+  if (options.threads > 0) return options.threads;
+  return std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), options.streams));
+}
+
+}  // namespace
+
+// The io_context and its threads live as long as the session; so does the control connection,
+// which only the job running at the time touches (one job at a time, each on `strand`).
+struct ClientSession::State {
+  explicit State(unsigned threads) {
+    for (unsigned i = 0; i < threads; ++i) workers.emplace_back([this] { ioc.run(); });
+  }
+  ~State() {
+    link.reset();  // closes the control connection: the server ends the session
+    work.reset();  // the threads return once the last transfer's streams have wound down
+    for (auto& w : workers) w.join();
+  }
+
+  // One attempt of `job`. The control connection is kept for the next job only when the server's
+  // side of it is known to be ready for another OPEN.
+  void run_attempt(Job& job) {
+    bool link_clean = false;
+    auto done = asio::co_spawn(strand, run_job(ioc, job, link, link_clean, trust), asio::use_future);
+    try {
+      done.get();
+    } catch (...) {
+      if (!link_clean) link.reset();
+      throw;
+    }
+    if (!link_clean) link.reset();
+  }
+
+  // Runs the job under its RetryPolicy: each attempt resumes from what the receiver kept.
+  TransferSummary run(Job job) {
+    transfer::check_options(job.options);
+    check_congestion_control(job.options.congestion);
+    job.summary.attempts = with_retries(job.options.retry, [&](unsigned) { run_attempt(job); }, [&](const RetryNotice& n) {
+      if (n.next && job.listener) job.listener->on_retry(n.next, n.total, n.delay_seconds, n.error.what());
+    });
+    return job.summary;
+  }
+
+  // A request and its answer; the connection stays kept (the server answers every request in
+  // full), unless the exchange itself failed.
+  wire::Message request(const Url& remote, std::chrono::milliseconds connect_timeout, const wire::Message& message) {
+    wire::Message reply;
+    try {
+      asio::co_spawn(strand, run_request(link, remote, connect_timeout, message, reply, trust), asio::use_future).get();
+    } catch (...) {
+      link.reset();
+      throw;
+    }
+    return reply;
+  }
+
+  asio::io_context ioc;
+  asio::executor_work_guard<asio::io_context::executor_type> work{ioc.get_executor()};
+  asio::strand<asio::io_context::executor_type> strand{asio::make_strand(ioc)};
+  std::shared_ptr<ClientTrust> trust = current_trust();
+  std::optional<ControlLink> link;
+  std::vector<std::thread> workers;
+};
+
+ClientSession::ClientSession(const ClientOptions& options) : state_(std::make_unique<State>(threads_for(options))) {}
+ClientSession::~ClientSession() = default;
+
+TransferSummary ClientSession::put(const std::string& local, const Url& remote, const ClientOptions& options,
+                                   ProgressListener* listener) {
+  Url target = remote;
+  if (target.trailing_slash) target.path += basename_of(local);
+  Job job{Direction::put, local, target, options, listener, {}};
+  job.summary.direction = Direction::put;
+  job.summary.source = local;
+  job.summary.destination = target.to_string();
+  return state_->run(std::move(job));
+}
+
+TransferSummary ClientSession::get(const Url& remote, const std::string& local, const ClientOptions& options,
+                                   ProgressListener* listener) {
+  if (remote.trailing_slash)
+    throw Error(Errc::usage, remote.to_string() + ": names a directory; name a file, or copy the directory with get -r");
+  std::string target = local;
+  if (target.ends_with('/') || is_directory(target)) {
+    if (!target.ends_with('/')) target += '/';
+    target += basename_of(remote.path);
+  }
+  Job job{Direction::get, target, remote, options, listener, {}};
+  job.summary.direction = Direction::get;
+  job.summary.source = remote.to_string();
+  job.summary.destination = target;
+  return state_->run(std::move(job));
+}
+
+RemoteSum ClientSession::remote_sum(const Url& remote, ChecksumAlgo algo, std::uint64_t size,
+                                    std::chrono::milliseconds connect_timeout) {
+  wire::Message ask_sum = wire::Sum{remote.path, static_cast<std::uint8_t>(algo), size};
+  auto sum = net::expect<wire::SumOk>(state_->request(remote, connect_timeout, ask_sum), remote.to_string());
+  return RemoteSum{sum.size, sum.value};
+}
+
+void ClientSession::set_remote_attributes(const Url& remote, std::uint32_t mode, std::int64_t mtime_ns,
+                                          std::chrono::milliseconds connect_timeout) {
+  wire::Message set = wire::SetAttributes{remote.path, mode, mtime_ns};
+  net::expect<wire::Done>(state_->request(remote, connect_timeout, set), remote.to_string());
+}
+
+TransferSummary put_file(const std::string& local, const Url& remote, const ClientOptions& options,
+                         ProgressListener* listener) {
+  return ClientSession(options).put(local, remote, options, listener);
+}
+
+TransferSummary get_file(const Url& remote, const std::string& local, const ClientOptions& options,
+                         ProgressListener* listener) {
+  return ClientSession(options).get(remote, local, options, listener);
+}
+
+}  // namespace pxfer

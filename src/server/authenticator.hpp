@@ -1,0 +1,60 @@
+#pragma once
+// Who a client is and what it may touch: the server's authentication policy (which credentials it
+// accepts, refusing to run open to the world), a control session's identity and grants after AUTH,
+// and the check of each request's path. The tokens and access files can be replaced while the
+// server runs (reload): a session keeps the rights it was given at login.
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "auth.hpp"
+#include "net/connection.hpp"
+#include "pxfer/error.hpp"
+#include "pxfer/server.hpp"
+#include "pxfer/wire.hpp"
+
+namespace pxfer::server {
+
+// What a control session may do, decided once at AUTH.
+struct SessionRights {
+  std::string identity;
+  std::vector<Grant> grants;
+  std::uint8_t wire_rights() const;  // wire::right_read | wire::right_write, for AUTH_OK
+};
+
+class Authenticator {
+ public:
+  // Loads the tokens and access files the options name.
+  explicit Authenticator(const ServerOptions& options);
+
+  // Throws Error(usage) when the options would serve without client authentication on a
+  // non-loopback `listen` address.
+  void check_policy(const std::string& listen_address) const;
+
+  // A verified client certificate, else a token, else anonymous where allowed; throws
+  // Error(permission) with the reason the client is told.
+  SessionRights authenticate(const net::Connection& conn, const wire::Auth& auth) const;
+
+  // Nothing when `rights` allow reading (or writing) `path`, else the refusal to send.
+  static std::optional<Error> authorize(const SessionRights& rights, const std::string& path, bool write);
+
+  // Re-reads the tokens and access files; on an error keeps the ones in force and throws it.
+  void reload();
+
+ private:
+  struct Files {
+    std::optional<TokenStore> tokens;
+    std::optional<AccessMap> access;
+  };
+  std::shared_ptr<const Files> files() const;
+  Files load() const;
+  SessionRights rights_for(const Files& files, const std::string& name, bool anonymous) const;
+
+  const ServerOptions options_;
+  mutable std::mutex mutex_;
+  std::shared_ptr<const Files> files_;
+};
+
+}  // namespace pxfer::server

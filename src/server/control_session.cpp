@@ -1,0 +1,210 @@
+#include "control_session.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "io/tree.hpp"
+#include "net/frame_io.hpp"
+#include "pxfer/host_settings.hpp"
+
+namespace pxfer::server {
+namespace {
+
+using net::awaitable;
+using net::Connection;
+
+// Runs a request that needs no transfer; its error, if any, is what the client is told (kept out
+// of the catch block: no co_await may happen inside a handler).
+template <class F>
+std::optional<Error> attempt(F&& request) {
+  try {
+    request();
+  } catch (const Error& e) {
+    return e;
+  }
+  return std::nullopt;
+}
+
+wire::Message done_or_error(const std::optional<Error>& refused) {
+  if (refused) return wire::ErrorMsg{static_cast<std::uint16_t>(refused->code()), refused->what()};
+  return wire::Done{};
+}
+
+// One handler per request of an authenticated control session. Each checks the identity's
+// rights to the path it names, then answers; a refusal leaves the session ready for the next.
+class Handlers {
+ public:
+  Handlers(const SessionContext& cx, std::shared_ptr<Connection> conn, const SessionRights& rights, std::uint64_t caps)
+      : cx_(cx), conn_(std::move(conn)), rights_(rights), caps_(caps) {}
+
+  awaitable<void> operator()(wire::Open& m) {
+    const bool denied = co_await refused(m.path, m.direction == wire::Direction::put);
+    if (denied) co_return;
+    co_await cx_.transfers.serve(conn_, m, caps_, rights_.identity);
+  }
+  awaitable<void> operator()(wire::Ping& m) {
+    wire::Message pong = wire::Pong{m.nonce};
+    co_await reply(pong);
+  }
+  awaitable<void> operator()(wire::Remove& m) {
+    const bool denied = co_await refused(m.path, true);
+    if (denied) co_return;
+    auto failed = attempt([&] { remove_file(cx_.root, m.path); });
+    if (!failed) spdlog::info("client={} identity={} path={} removed", conn_->peer(), rights_.identity, m.path);
+    wire::Message answer = done_or_error(failed);
+    co_await reply(answer);
+  }
+  awaitable<void> operator()(wire::Mkdir& m) {
+    const bool denied = co_await refused(m.path, true);
+    if (denied) co_return;
+    wire::Message answer = done_or_error(attempt([&] { make_directories(cx_.root, m.path); }));
+    co_await reply(answer);
+  }
+  awaitable<void> operator()(wire::List& m) {
+    const bool denied = co_await refused(m.path, false);
+    if (denied) co_return;
+    std::vector<wire::ListEntry> entries;
+    auto failed = attempt([&] { entries = list_tree(cx_.root, m.path); });
+    if (failed) {
+      wire::Message answer = done_or_error(failed);
+      co_await reply(answer);
+      co_return;
+    }
+    for (auto& frame : wire::split_listing(std::move(entries))) {
+      wire::Message part = std::move(frame);
+      co_await reply(part);
+    }
+  }
+  awaitable<void> operator()(wire::Sum& m) {
+    const bool denied = co_await refused(m.path, false);
+    if (denied) co_return;
+    FileSum result;
+    auto failed = attempt([&] { result = sum_file(cx_.root, m.path, static_cast<ChecksumAlgo>(m.checksum), m.size); });
+    wire::Message answer = failed ? done_or_error(failed) : wire::Message(wire::SumOk{result.size, result.value});
+    co_await reply(answer);
+  }
+  awaitable<void> operator()(wire::SetAttributes& m) {
+    const bool denied = co_await refused(m.path, true);
+    if (denied) co_return;
+    wire::Message answer = done_or_error(attempt([&] { set_file_attributes(cx_.root, m.path, m.mode, m.mtime_ns); }));
+    co_await reply(answer);
+  }
+  // INFO (pxfer doctor, --auto): the host's TCP settings and the server's load.
+  awaitable<void> operator()(wire::InfoRequest&) {
+    auto entries = to_entries(read_host_settings(conn_->socket().native_handle()));
+    auto load = cx_.admission.load();
+    entries.emplace_back("active", std::to_string(load.active));
+    entries.emplace_back("queued", std::to_string(load.queued));
+    entries.emplace_back("max_active", std::to_string(load.max_active));
+    entries.emplace_back("max_streams_per_client", std::to_string(cx_.options.max_streams_per_client));
+    entries.emplace_back("clients", std::to_string(load.clients));
+    entries.emplace_back("client_streams", std::to_string(cx_.admission.streams_of(client_address(*conn_))));
+    wire::Message info = wire::Info{std::move(entries)};
+    co_await reply(info);
+  }
+  template <class Other>
+  awaitable<void> operator()(Other& m) {
+    throw Error(Errc::protocol, std::string("unexpected ") + wire::type_name(wire::type_of(wire::Message(m))));
+    co_return;
+  }
+
+ private:
+  // Messages are named before a co_await, never temporaries in it: g++ 12 mishandles those.
+  awaitable<void> reply(wire::Message& message) { co_await net::send_message(*conn_, message); }
+
+  // True (and the client told why) when the identity may not touch `path` this way. Callers
+  // name the result before testing it: g++ 12 miscompiles `if (co_await ...)` (SIGILL here).
+  awaitable<bool> refused(const std::string& path, bool write) {
+    auto denied = Authenticator::authorize(rights_, path, write);
+    if (!denied) co_return false;
+    spdlog::info("client={} identity={} refused: {}", conn_->peer(), rights_.identity, denied->what());
+    wire::Message answer = done_or_error(denied);
+    co_await reply(answer);
+    co_return true;
+  }
+
+  const SessionContext& cx_;
+  std::shared_ptr<Connection> conn_;
+  const SessionRights& rights_;
+  const std::uint64_t caps_;
+};
+
+// AUTH after HELLO_OK: the rights of the session, or nothing (the client was told why).
+awaitable<std::optional<SessionRights>> log_in(const SessionContext& cx, Connection& conn) {
+  auto first = co_await net::read_message_within(conn, cx.options.hello_timeout);
+  if (!first) co_return std::nullopt;
+  std::optional<SessionRights> rights;
+  std::optional<Error> refused;
+  try {
+    rights = cx.auth.authenticate(conn, net::expect<wire::Auth>(std::move(*first), conn.peer()));
+  } catch (const Error& e) {
+    refused = e;
+  }
+  if (refused) {
+    co_await net::send_error_quietly(conn, *refused);
+    co_return std::nullopt;
+  }
+  wire::Message auth_ok = wire::AuthOk{rights->identity, rights->wire_rights()};
+  co_await net::send_message(conn, auth_ok);
+  co_return rights;
+}
+
+awaitable<void> control_session(const SessionContext& cx, std::shared_ptr<Connection> conn, const wire::Hello& hello) {
+  if (hello.min_version > wire::protocol_version || hello.version < wire::protocol_version) {
+    Error unsupported(Errc::protocol, "protocol version " + std::to_string(hello.version) + " not supported (server speaks " +
+                                          std::to_string(wire::protocol_version) + ")");
+    co_await net::send_error_quietly(*conn, unsupported);
+    co_return;
+  }
+  enable_keepalive(conn->socket().native_handle(), 60);
+  const std::uint64_t caps = hello.capabilities & wire::our_capabilities;
+  wire::Message hello_ok = wire::HelloOk{wire::protocol_version, caps, "pxferd/0.1", wire::max_block_size};
+  co_await net::send_message(*conn, hello_ok);
+  const std::optional<SessionRights> rights = co_await log_in(cx, *conn);
+  if (!rights) co_return;
+  Handlers handlers(cx, conn, *rights, caps);
+  for (;;) {
+    auto next = co_await net::read_message_within(*conn, cx.options.idle_timeout);
+    if (!next) {
+      spdlog::info("client={} identity={} idle for {}s, control session closed", conn->peer(), rights->identity,
+                   std::chrono::duration_cast<std::chrono::seconds>(cx.options.idle_timeout).count());
+      co_return;
+    }
+    wire::Message message = std::move(*next);
+    co_await std::visit(handlers, message);
+  }
+}
+
+}  // namespace
+
+// The first frame says what a connection is: HELLO opens a control session, ATTACH joins a
+// data stream to its transfer. Anything else, or nothing in time, is dropped.
+awaitable<void> serve_connection(const SessionContext& cx, std::shared_ptr<Connection> conn) {
+  try {
+    auto first = co_await net::read_message_within(*conn, cx.options.hello_timeout);
+    if (!first) {
+      spdlog::debug("{}: no HELLO or ATTACH within the deadline, dropped", conn->peer());
+      co_return;
+    }
+    wire::Message message = std::move(*first);
+    if (auto* hello = std::get_if<wire::Hello>(&message)) {
+      if (conn->tls()) {
+        co_await control_session(cx, conn, *hello);
+      } else {
+        Error clear(Errc::protocol, "control connections must use TLS 1.3; this client is too old for this server");
+        co_await net::send_error_quietly(*conn, clear);
+      }
+    } else if (auto* attach = std::get_if<wire::Attach>(&message)) {
+      co_await cx.transfers.attach(conn, *attach);
+    } else {
+      Error unexpected(Errc::protocol, "expected HELLO or ATTACH");
+      co_await net::send_error_quietly(*conn, unexpected);
+    }
+  } catch (const Error& e) {
+    if (!cx.stopping) spdlog::debug("{}: {}", conn->peer(), e.what());
+  } catch (const std::exception& e) {
+    spdlog::error("{}: {}", conn->peer(), e.what());
+  }
+  conn->close();
+}
+
+}  // namespace pxfer::server

@@ -1,0 +1,184 @@
+#include "transfer_service.hpp"
+
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/this_coro.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include "net/frame_io.hpp"
+#include "pxfer/host_settings.hpp"
+#include "pxfer/rate_meter.hpp"
+#include "pxfer/socket_tuning.hpp"
+#include "transfer/negotiate.hpp"
+#include "transfer/transfer.hpp"
+
+namespace pxfer::server {
+namespace {
+
+namespace asio = boost::asio;
+
+bool has_word(const std::string& list, const std::string& word) {
+  std::size_t pos = 0;
+  while ((pos = list.find(word, pos)) != std::string::npos) {
+    bool starts = pos == 0 || list[pos - 1] == ' ';
+    bool ends = pos + word.size() == list.size() || list[pos + word.size()] == ' ';
+    if (starts && ends) return true;
+    pos += word.size();
+  }
+  return false;
+}
+
+const char* direction_name(const wire::Open& open) { return open.direction == wire::Direction::put ? "put" : "get"; }
+
+}  // namespace
+
+std::string client_address(net::Connection& conn) {
+  boost::system::error_code ec;
+  auto ep = conn.socket().remote_endpoint(ec);
+  if (ec) return conn.peer();
+  auto address = ep.address();
+  if (address.is_v6() && address.to_v6().is_v4_mapped())
+    address = asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6());
+  return address.to_string();
+}
+
+TransferService::TransferService(const ServerOptions& options, const Directory& root, std::shared_ptr<Admission> admission)
+    : options_(options), root_(root), admission_(std::move(admission)),
+      disk_pacer_(static_cast<double>(options.emulate_disk_rate)) {}
+
+// Opens the file the client named; errors become an ERROR frame and the session goes on.
+std::shared_ptr<transfer::Transfer> TransferService::open_transfer(wire::Open& open, std::uint64_t caps,
+                                                                   asio::any_io_executor ex) {
+  transfer::Settings settings = transfer::server_settings(open, transfer::ServerPolicy{options_.attach_timeout});
+  if (!open.congestion.empty() && !has_word(available_congestion_controls(), open.congestion))
+    throw Error(Errc::usage, "congestion control '" + open.congestion + "' is not available on the server; available: " +
+                                 available_congestion_controls());
+  if (open.direction == wire::Direction::get) {
+    FileSource source(root_, open.path);
+    open.streams = transfer::server_get_streams(open, caps, source.size());
+    settings.streams = open.streams;
+    return transfer::Transfer::sending(ex, std::move(source), settings);
+  }
+  SinkOptions sink_options{(open.flags & wire::open_overwrite) != 0, (open.flags & wire::open_no_resume) == 0,
+                           (open.flags & wire::open_sync) != 0, open.block_size, open.mtime_ns,
+                           options_.partial_max_age.count(), options_.emulate_disk_rate > 0 ? &disk_pacer_ : nullptr};
+  auto sink = std::make_unique<FileSink>(root_, open.path, open.size, sink_options);
+  return transfer::Transfer::receiving(ex, std::move(sink), settings);
+}
+
+// OPEN_OK, with the granted stream count and the server's load for a client that understands them.
+wire::Message TransferService::open_ok_for(const wire::Token& token, const transfer::Transfer& t, const wire::Open& open,
+                                           std::uint64_t caps) const {
+  wire::OpenOk ok{token, t.file_size(), open.block_size, t.source_mtime_ns()};
+  if (caps & wire::cap_admission) {
+    auto load = admission_->load();
+    ok.has_admission = true;
+    ok.streams = open.streams;
+    ok.active = load.active;
+    ok.queued = load.queued;
+    ok.max_active = load.max_active;
+  }
+  return ok;
+}
+
+// Waits for an admission slot, telling the client its place in line (QUEUED frames). Lowers
+// open.streams to what was granted (--max-streams-per-client) when the client can take fewer.
+net::awaitable<std::unique_ptr<Admission::Slot>> TransferService::wait_for_slot(std::shared_ptr<net::Connection> conn,
+                                                                               wire::Open& open, std::uint64_t caps) {
+  const auto queued_at = Clock::now();
+  const std::string client = client_address(*conn);
+  // Named, not a temporary in the co_await below: g++ 12 mishandles those.
+  Admission::OnWait tell_client = [conn, path = open.path](QueueState s) -> net::awaitable<void> {
+    spdlog::info("client={} path={} queued position={} active={} queued={}", conn->peer(), path, s.position, s.active,
+                 s.queued);
+    wire::Message queued = wire::Queued{s.position, s.active, s.queued};
+    co_await net::send_message(*conn, queued);
+  };
+  AdmissionPolicy::Request request{client, open.streams, (caps & wire::cap_admission) != 0};
+  auto slot = co_await admission_->admit(request, options_.queue_timeout, tell_client);
+  const unsigned asked = open.streams;
+  open.streams = static_cast<std::uint16_t>(slot->streams());
+  double waited = std::chrono::duration<double>(Clock::now() - queued_at).count();
+  // One info line per transfer is the rule; an admission is only news when the transfer waited
+  // or was granted fewer streams than it asked for.
+  spdlog::log(waited > 0.001 || asked != open.streams ? spdlog::level::info : spdlog::level::debug,
+              "client={} path={} admitted active={} max_active={} waited={:.2f}s streams={} asked={} client_streams={}",
+              conn->peer(), open.path, admission_->active(), admission_->max_active(), waited, open.streams, asked,
+              admission_->streams_of(client));
+  co_return slot;
+}
+
+net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> conn, wire::Open& open, std::uint64_t caps,
+                                            const std::string& identity) {
+  std::shared_ptr<transfer::Transfer> t;
+  std::unique_ptr<Admission::Slot> slot;
+  std::optional<Error> refused;
+  try {
+    slot = co_await wait_for_slot(conn, open, caps);
+    t = open_transfer(open, caps, co_await asio::this_coro::executor);
+  } catch (const Error& e) {
+    refused = e;
+  }
+  if (refused) {
+    spdlog::info("client={} identity={} path={} direction={} refused: {}", conn->peer(), identity, open.path,
+                 direction_name(open), refused->what());
+    co_await net::send_error_quietly(*conn, *refused);
+    co_return;
+  }
+  auto token = registry_.add(t, (open.flags & wire::open_encrypt) != 0);
+  t->arm_attach_deadline();
+  auto start = Clock::now();
+  std::string checksum;
+  std::optional<Error> failure;
+  try {
+    wire::Message open_ok = open_ok_for(token, *t, open, caps);
+    co_await net::send_message(*conn, open_ok);
+    co_await t->exchange_have(*conn);
+    checksum = co_await t->run_control(conn, transfer::server_on_control(open, caps, t->file_size()));
+  } catch (const Error& e) {
+    failure = e;
+  }
+  registry_.remove(token);
+  double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  double rate = seconds > 0 ? static_cast<double>(t->bytes_moved()) / seconds / 1e6 : 0;
+  if (failure) {
+    t->fail(*failure);
+    spdlog::warn("client={} identity={} path={} direction={} bytes={} seconds={:.3f} streams={} rate={:.1f}MB/s "
+                 "result=failed: {}",
+                 conn->peer(), identity, open.path, direction_name(open), t->bytes_moved(), seconds, open.streams, rate,
+                 failure->what());
+    co_await net::send_error_quietly(*conn, *failure);
+    throw *failure;  // the control connection is in an unknown state: end the session
+  }
+  spdlog::info("client={} identity={} path={} direction={} bytes={} resumed={} recovered_streams={} seconds={:.3f} "
+               "streams={} rate={:.1f}MB/s {} result=ok",
+               conn->peer(), identity, open.path, direction_name(open), t->file_size(), t->resumed_bytes(),
+               t->stream_recoveries(), seconds, open.streams, rate, format_checksum(t->settings().checksum, checksum));
+}
+
+net::awaitable<void> TransferService::attach(std::shared_ptr<net::Connection> conn, const wire::Attach& attach) {
+  auto found = registry_.find(attach.token);
+  if (found.transfer && found.encrypted && !conn->tls()) {
+    Error clear(Errc::permission, "this transfer requires TLS on its data streams (--encrypt)");
+    co_await net::send_error_quietly(*conn, clear);
+    co_return;
+  }
+  auto t = found.transfer;
+  if (!t || !t->claim_stream(attach.stream, conn)) {
+    // Same answer for an unknown token and a finished transfer: nothing to learn by guessing.
+    Error refused(Errc::permission, "unknown or expired session token");
+    co_await net::send_error_quietly(*conn, refused);
+    co_return;
+  }
+  auto& stats = t->stream(attach.stream);
+  stats.local = tune_socket(conn->socket().native_handle(), t->settings().tuning);
+  wire::Message attach_ok = wire::AttachOk{stats.local.sndbuf, stats.local.rcvbuf};
+  co_await net::send_message(*conn, attach_ok);
+  co_await t->run_stream(conn, attach.stream);
+}
+
+void TransferService::abort_all(const Error& why) {
+  for (auto& t : registry_.all()) t->fail(why);
+}
+
+}  // namespace pxfer::server

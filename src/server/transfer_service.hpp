@@ -1,0 +1,47 @@
+#pragma once
+// pxferd's transfers: admission (a slot, QUEUED frames while waiting), opening the file, OPEN_OK,
+// the engine on the control connection, the data streams that ATTACH to it, and the one log line
+// per transfer. Owns the registry of running transfers.
+#include <memory>
+
+#include "admission.hpp"
+#include "net/connection.hpp"
+#include "pxfer/file_io.hpp"
+#include "pxfer/rate_pacer.hpp"
+#include "pxfer/server.hpp"
+#include "pxfer/wire.hpp"
+#include "transfer_registry.hpp"
+
+namespace pxfer::server {
+
+class TransferService {
+ public:
+  TransferService(const ServerOptions& options, const Directory& root, std::shared_ptr<Admission> admission);
+
+  // One OPEN on a control connection, to its end. A refusal is sent as ERROR and the session goes
+  // on; a failure midway is sent and thrown (the control connection is in an unknown state).
+  net::awaitable<void> serve(std::shared_ptr<net::Connection> control, wire::Open& open, std::uint64_t caps,
+                             const std::string& identity);
+  // A data connection whose first frame was ATTACH.
+  net::awaitable<void> attach(std::shared_ptr<net::Connection> conn, const wire::Attach& attach);
+  // Ends every running transfer with `why` (shutdown).
+  void abort_all(const Error& why);
+
+ private:
+  std::shared_ptr<transfer::Transfer> open_transfer(wire::Open& open, std::uint64_t caps, boost::asio::any_io_executor ex);
+  net::awaitable<std::unique_ptr<Admission::Slot>> wait_for_slot(std::shared_ptr<net::Connection> conn, wire::Open& open,
+                                                                 std::uint64_t caps);
+  wire::Message open_ok_for(const wire::Token& token, const transfer::Transfer& t, const wire::Open& open,
+                            std::uint64_t caps) const;
+
+  const ServerOptions& options_;
+  const Directory& root_;
+  std::shared_ptr<Admission> admission_;
+  RatePacer disk_pacer_;  // --emulate-disk-rate
+  TransferRegistry registry_;
+};
+
+// The client as admission control counts it: its address (an IPv4-mapped IPv6 address as IPv4).
+std::string client_address(net::Connection& conn);
+
+}  // namespace pxfer::server

@@ -1,0 +1,29 @@
+#pragma once
+// What the engine needs to know about one transfer, agreed by both ends (transfer/negotiate.hpp
+// makes it from OPEN). Plain data: the pure layers use it without the engine.
+#include <chrono>
+#include <cstdint>
+
+#include "pxfer/checksum.hpp"
+#include "pxfer/compression.hpp"
+#include "pxfer/limits.hpp"
+#include "pxfer/socket_tuning.hpp"
+
+namespace pxfer::transfer {
+
+struct Settings {
+  ChecksumAlgo checksum = ChecksumAlgo::adler32;
+  std::uint32_t block_size = limits::default_block_size;
+  std::uint16_t streams = limits::default_streams;
+  SocketTuning tuning;
+  std::chrono::milliseconds attach_timeout{30'000};
+  // When positive and this side sends, STATS with every stream's TCP figures go to the receiver
+  // over the control connection at this interval (--stream-stats on the receiving client).
+  std::chrono::milliseconds stats_interval{0};
+  CompressionSetting compression;  // used by the sending side
+  // A data stream that hears nothing from its peer this long is closed and replaced; heartbeats
+  // (PING) go out on a quiet stream four times per period, so only a dead path stays silent.
+  std::chrono::milliseconds stall_timeout{60'000};
+};
+
+}  // namespace pxfer::transfer
