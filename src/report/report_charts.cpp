@@ -136,7 +136,7 @@ std::vector<std::string> stream_charts(const Run& run) {
   auto send_q = per_stream(run, &StreamPoint::send_q);
   Unit q_u = size_unit(max_y(send_q));
   out.push_back(render_line_chart(
-      stream_chart(run, "Send-Q per stream (bytes waiting to be sent; 0 = the stream had nothing to send)", "Send-Q",
+      stream_chart(run, "Send-Q per stream (bytes waiting to be sent)", "Send-Q",
                    std::move(send_q), q_u)));
   return out;
 }

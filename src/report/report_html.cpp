@@ -141,7 +141,7 @@ std::string render_page(std::vector<Run> runs, const PageOptions& options) {
   for (const auto& r : runs) out += streams_section(r);
   for (const auto& r : runs) {
     auto maps = sweep_heatmaps(r);
-    if (!maps.empty()) out += "<h2>Sweep: " + xml_escape(r.label) + "</h2>\n";
+    if (!maps.empty()) out += "<h2>Files x streams: " + xml_escape(r.label) + "</h2>\n";
     for (const auto& m : maps) out += m;
   }
   for (const auto& r : runs) out += notes_section(r);

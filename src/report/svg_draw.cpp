@@ -106,6 +106,12 @@ std::string axes(const Frame& f, const std::string& x_title, const std::string& 
   return out + "</g>\n";
 }
 
+std::string hatch_pattern(const std::string& id) {
+  return "<defs><pattern id=\"" + id +
+         "\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">"
+         "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#ffffff\" stroke-width=\"2\"/></pattern></defs>\n";
+}
+
 std::pair<std::string, double> legend(const std::vector<LegendItem>& items, double x0, double y0, double width) {
   std::string out = "<g class=\"legend\">\n";
   double x = x0, y = y0 + 8;
@@ -120,6 +126,8 @@ std::pair<std::string, double> legend(const std::vector<LegendItem>& items, doub
     if (item.band) {
       out += "<rect x=\"" + n(x + 8) + "\" y=\"" + n(y - 6) + "\" width=\"20\" height=\"12\" fill=\"" + colour +
              "\" stroke=\"#ffffff\"/>";
+      if (!item.overlay.empty())
+        out += "<rect x=\"" + n(x + 8) + "\" y=\"" + n(y - 6) + "\" width=\"20\" height=\"12\" fill=\"" + item.overlay + "\"/>";
     } else {
       out += "<line x1=\"" + n(x) + "\" y1=\"" + n(y) + "\" x2=\"" + n(x + 36) + "\" y2=\"" + n(y) + "\" stroke=\"" + colour +
              "\" stroke-width=\"" + n(item.style.width) + "\" stroke-dasharray=\"" + dash_pattern(item.style.dash) + "\"/>";

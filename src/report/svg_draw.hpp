@@ -38,7 +38,10 @@ struct LegendItem {
   std::string name;
   SeriesStyle style;
   bool band = false;  // a filled square instead of a line sample
+  std::string overlay;  // a band's pattern over its colour ("url(#id)"), "" for none
 };
+// <defs> with a pattern of white diagonal lines, for bands that share a colour with another.
+std::string hatch_pattern(const std::string& id);
 // Laid out left to right, wrapping at `width`; returns the SVG and the height it takes.
 std::pair<std::string, double> legend(const std::vector<LegendItem>& items, double x, double y, double width);
 

@@ -1,6 +1,7 @@
 // Line charts over time: rate, cwnd, RTT, Send-Q; stacked bands for the per-stream rate.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "pxfer/svg_chart.hpp"
 #include "svg_draw.hpp"
@@ -46,8 +47,12 @@ std::string polyline(const draw::Frame& f, const Series& s) {
   return out;
 }
 
-// Band i: from series i-1's tops (or the axis) up to series i's tops, at the same x values.
-std::string band(const draw::Frame& f, const Series* below, const Series& s) {
+// An id for this chart's band pattern: charts share a page, so ids must differ between them.
+std::string pattern_id(const LineChart& c) { return "bands-" + std::to_string(std::hash<std::string>{}(c.title) % 1000000007); }
+
+// Band i: from series i-1's tops (or the axis) up to series i's tops, at the same x values; a
+// band whose colour an earlier band already has (stream 8 and up) is hatched as well.
+std::string band(const draw::Frame& f, const Series* below, const Series& s, const std::string& pattern) {
   std::string d;
   for (const auto& [x, y] : s.points) d += (d.empty() ? "M" : "L") + n(f.px(x)) + " " + n(f.py(y));
   if (below && below->points.size() == s.points.size()) {
@@ -55,7 +60,9 @@ std::string band(const draw::Frame& f, const Series* below, const Series& s) {
   } else if (!s.points.empty()) {
     d += "L" + n(f.px(s.points.back().first)) + " " + n(f.py(0)) + "L" + n(f.px(s.points.front().first)) + " " + n(f.py(0));
   }
-  return "<path d=\"" + d + "Z\" fill=\"" + palette_colour(s.style.colour) + "\" stroke=\"#ffffff\" stroke-width=\"1\"/>\n";
+  std::string out = "<path d=\"" + d + "Z\" fill=\"" + palette_colour(s.style.colour) + "\" stroke=\"#ffffff\" stroke-width=\"1\"/>\n";
+  if (s.style.dash > 0) out += "<path d=\"" + d + "Z\" fill=\"url(#" + pattern + ")\"/>\n";
+  return out;
 }
 
 std::string marks(const draw::Frame& f, const std::vector<Mark>& ms) {
@@ -76,7 +83,8 @@ std::string marks(const draw::Frame& f, const std::vector<Mark>& ms) {
 
 std::vector<draw::LegendItem> legend_items(const LineChart& c) {
   std::vector<draw::LegendItem> items;
-  for (const auto& s : c.series) items.push_back({s.name, s.style, c.stacked});
+  for (const auto& s : c.series)
+    items.push_back({s.name, s.style, c.stacked, c.stacked && s.style.dash > 0 ? "url(#" + pattern_id(c) + ")" : ""});
   return items;
 }
 
@@ -98,7 +106,8 @@ std::string render_line_chart(const LineChart& c) {
                     c.y_label + (c.y_unit.name.empty() ? "" : " (" + c.y_unit.name + ")"));
   out += "<g class=\"series\">\n";
   if (c.stacked) {
-    for (std::size_t i = c.series.size(); i-- > 0;) out += band(f, i ? &c.series[i - 1] : nullptr, c.series[i]);
+    out += draw::hatch_pattern(pattern_id(c));
+    for (std::size_t i = c.series.size(); i-- > 0;) out += band(f, i ? &c.series[i - 1] : nullptr, c.series[i], pattern_id(c));
   } else {
     for (const auto& s : c.series) out += polyline(f, s);
   }

@@ -71,12 +71,12 @@ std::string unbalanced_tags(const std::string& html) {
   return open.empty() ? "" : "<" + open.back() + "> never closed";
 }
 
-std::string page_of(std::vector<Run> runs) { return render_page(std::move(runs), {"pxfer report", "2026-11-23T18:00:00Z"}); }
+std::string page_of(std::vector<report::Run> runs) { return render_page(std::move(runs), {"pxfer report", "2026-11-23T18:00:00Z"}); }
 
 }  // namespace
 
 TEST(ReportParse, TransferEventsFillTheModel) {
-  Run r = parse_run(transfer_ndjson("87380"), "w87380.ndjson");
+  report::Run r = parse_run(transfer_ndjson("87380"), "w87380.ndjson");
   EXPECT_EQ(r.meta.kind, RunKind::transfer);
   EXPECT_EQ(r.meta.direction, "put");
   EXPECT_EQ(r.meta.hosts, "se01.example.org:7521");
@@ -94,7 +94,7 @@ TEST(ReportParse, TransferEventsFillTheModel) {
 }
 
 TEST(ReportParse, BatchFilesHaveStartsAndEnds) {
-  Run r = parse_run(batch_ndjson, "batch.ndjson");
+  report::Run r = parse_run(batch_ndjson, "batch.ndjson");
   EXPECT_EQ(r.meta.kind, RunKind::batch);
   ASSERT_EQ(r.files.size(), 3u);
   EXPECT_EQ(r.files[1].path, "tree/b.dat");
@@ -121,7 +121,7 @@ TEST(ReportParse, BadInputSaysWhereAndWhat) {
 }
 
 TEST(ReportHtml, WellFormedSelfContainedAndNoScripts) {
-  std::vector<Run> runs = {parse_run(transfer_ndjson("87380"), "a"), parse_run(batch_ndjson, "b"),
+  std::vector<report::Run> runs = {parse_run(transfer_ndjson("87380"), "a"), parse_run(batch_ndjson, "b"),
                            parse_run(sweep_ndjson, "c")};
   runs[1].files[0].path = "tree/<odd> & \"name\".dat";  // escaped, never markup
   const std::string html = page_of(runs);
@@ -149,7 +149,7 @@ TEST(ReportHtml, ShowsTheInputsNumbers) {
 }
 
 TEST(ReportHtml, OverlaidRunsAreLabelledFromTheirOptions) {
-  std::vector<Run> runs = {parse_run(transfer_ndjson("87380"), "small.ndjson"),
+  std::vector<report::Run> runs = {parse_run(transfer_ndjson("87380"), "small.ndjson"),
                            parse_run(transfer_ndjson("1048576"), "big.ndjson")};
   const std::string chart = aggregate_rate_chart([&] {
     auto copy = runs;
@@ -158,14 +158,14 @@ TEST(ReportHtml, OverlaidRunsAreLabelledFromTheirOptions) {
   }());
   EXPECT_NE(chart.find("put -p 3 -w 87380 avg"), std::string::npos);
   EXPECT_NE(chart.find("put -p 3 -w 1M inst"), std::string::npos);
-  std::vector<Run> same = {parse_run(transfer_ndjson("0"), "one.ndjson"), parse_run(transfer_ndjson("0"), "two.ndjson")};
+  std::vector<report::Run> same = {parse_run(transfer_ndjson("0"), "one.ndjson"), parse_run(transfer_ndjson("0"), "two.ndjson")};
   label_runs(same);
   EXPECT_EQ(same[0].label, "put -p 3 -w 0 (one.ndjson)");
   EXPECT_EQ(same[1].label, "put -p 3 -w 0 (two.ndjson)");
 }
 
 TEST(ReportHtml, BatchMarksEveryFileStartAndEnd) {
-  Run r = parse_run(batch_ndjson, "b");
+  report::Run r = parse_run(batch_ndjson, "b");
   r.label = "batch";
   const std::string chart = aggregate_rate_chart({r});
   std::size_t marks = 0;
@@ -177,7 +177,7 @@ TEST(ReportHtml, BatchMarksEveryFileStartAndEnd) {
 }
 
 TEST(ReportHtml, StreamChartsCoverRateCwndRttRetransmitsAndSendQ) {
-  Run r = parse_run(transfer_ndjson("0"), "a");
+  report::Run r = parse_run(transfer_ndjson("0"), "a");
   r.label = "x";
   auto charts = stream_charts(r);
   ASSERT_EQ(charts.size(), 5u);
