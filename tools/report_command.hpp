@@ -58,8 +58,7 @@ inline void write_page(const std::string& option, const std::string& path, const
 // and a page that could not be written is one more line on stderr.
 inline bool write_recorded_report(const std::string& path, const ReportRecorder& recorder, bool quiet) {
   try {
-    const auto slash = path.find_last_of('/');
-    auto run = report::parse_run(recorder.ndjson(), slash == std::string::npos ? path : path.substr(slash + 1));
+    auto run = report::parse_run(recorder.ndjson(), "this run (--report)");
     write_page("--report", path, report::render_page({std::move(run)}, {"pxfer report", utc_now_iso8601()}));
     if (!quiet) std::fprintf(stderr, "pxfer: report written to %s\n", path.c_str());
     return true;

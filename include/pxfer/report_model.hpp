@@ -103,11 +103,11 @@ struct Run {
 // versions may add some), as are blank lines. Throws too when no event at all is recognised.
 Run parse_run(std::string_view ndjson, const std::string& name);
 
-// The label a run gets when nothing else names it: direction, streams, window, congestion; the
-// shortest distinct set when several runs are shown together (see label_runs).
-std::string describe_options(const RunMeta& meta);
-// Gives every run a label that tells it apart from the others: its options, then its name
-// where the options are the same.
+// The label a run gets from its options when it did not record its command: direction, -r, -p,
+// -c (most files in flight), -w (a single transfer's request), and the congestion control if asked.
+std::string describe_options(const RunMeta& meta, bool with_congestion = false);
+// Gives every run a label that tells it apart from the others: its options (the congestion
+// control only when the runs' differ), then its input's name where the options are the same.
 void label_runs(std::vector<Run>& runs);
 
 }  // namespace pxfer::report

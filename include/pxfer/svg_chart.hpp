@@ -50,6 +50,7 @@ struct LineChart {
   Unit y_unit{1, ""};
   std::vector<Series> series;
   std::vector<Mark> marks;
+  double x_max = 0;  // the time axis reaches at least this far (charts of one run share it)
   // Series hold cumulative tops: band i fills between series i-1 (or 0) and series i.
   bool stacked = false;
   double width = 960;
@@ -70,6 +71,7 @@ struct LaneChart {
   Unit x_unit{1, "s"};
   std::vector<Lane> lanes;
   std::vector<std::pair<std::string, unsigned>> legend;  // text, colour
+  double x_max = 0;  // the time axis reaches at least this far
   double width = 960;
 };
 std::string render_lane_chart(const LaneChart& chart);

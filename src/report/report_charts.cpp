@@ -48,7 +48,8 @@ LineChart stream_chart(const Run& run, const std::string& title, const std::stri
   LineChart c;
   c.title = title + ": " + run.label;
   c.y_label = y_label;
-  c.x_unit = time_unit(max_time({&run}));
+  c.x_max = max_time({&run});
+  c.x_unit = time_unit(c.x_max);
   c.y_unit = std::move(y_unit);
   c.series = std::move(series);
   c.height = 240;
@@ -95,7 +96,8 @@ std::string aggregate_rate_chart(const std::vector<Run>& runs) {
   std::vector<const Run*> with_rates;
   for (const auto& r : runs)
     if (!r.rates.empty() || !r.files.empty()) with_rates.push_back(&r);
-  c.x_unit = time_unit(max_time(with_rates));
+  c.x_max = max_time(with_rates);
+  c.x_unit = time_unit(c.x_max);
   double peak = 0;
   for (std::size_t i = 0; i < with_rates.size(); ++i) {
     const Run& r = *with_rates[i];
@@ -147,6 +149,7 @@ std::string files_chart(const Run& run) {
   c.title = "Files over time: " + run.label;
   c.legend = {{"done", 0}, {"skipped", 4}, {"failed (hatched)", 5}, {"unfinished", 6}};
   double end = max_time({&run});
+  c.x_max = end;
   c.x_unit = time_unit(end);
   for (const auto& f : run.files) {
     Lane l{f.path, f.start_s, f.end_s.value_or(end), 0, false};

@@ -17,7 +17,7 @@ std::string size_option(double v) {
 
 }  // namespace
 
-std::string describe_options(const RunMeta& m) {
+std::string describe_options(const RunMeta& m, bool with_congestion) {
   if (!m.command.empty()) return m.command;
   std::string out = m.kind == RunKind::sweep ? "sweep " : "";
   out += m.direction.empty() ? std::string("transfer") : m.direction;
@@ -26,14 +26,17 @@ std::string describe_options(const RunMeta& m) {
   if (m.streams) out += " -p " + std::to_string(m.streams);
   if (m.kind == RunKind::batch && m.max_in_flight) out += " -c " + std::to_string(m.max_in_flight);
   if (m.kind == RunKind::transfer) out += " -w " + (m.window_requested > 0 ? size_option(m.window_requested) : std::string("0"));
-  if (!m.congestion.empty()) out += " --congestion " + m.congestion;
+  if (with_congestion && !m.congestion.empty()) out += " --congestion " + m.congestion;
   return out;
 }
 
 void label_runs(std::vector<Run>& runs) {
+  // The congestion control is in every summary, the system default too: named only where it differs.
+  bool congestion_differs = false;
+  for (const auto& r : runs) congestion_differs = congestion_differs || r.meta.congestion != runs.front().meta.congestion;
   std::map<std::string, unsigned> seen;
   for (auto& r : runs) {
-    if (r.label.empty()) r.label = describe_options(r.meta);
+    if (r.label.empty()) r.label = describe_options(r.meta, congestion_differs);
     ++seen[r.label];
   }
   for (auto& r : runs)

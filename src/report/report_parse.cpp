@@ -96,6 +96,10 @@ void on_summary(Run& r, const json& j) {
   if (auto w = j.find("warnings"); w != j.end() && w->is_array())
     for (const auto& s : *w)
       if (s.is_string()) r.warnings.push_back(s.get<std::string>());
+  // The last sample, taken when the transfer ended: after the last interval, or the only one of a
+  // transfer shorter than --perf-interval.
+  if (auto f = j.find("final"); f != j.end() && f->is_object() && (r.rates.empty() || num(*f, "seconds") > r.rates.back().t))
+    r.rates.push_back({num(*f, "seconds"), num(*f, "bytes"), num(*f, "avg_Bps"), num(*f, "inst_Bps")});
   if (auto busy = j.find("busy_streams"); busy != j.end() && busy->is_number()) m.busy_streams = busy->get<unsigned>();
   if (auto t = j.find("stream_totals"); t != j.end() && t->is_array())
     for (const auto& s : *t)

@@ -38,7 +38,7 @@ std::string render_lane_chart(const LaneChart& c) {
   std::size_t lanes = 0;
   const auto lane_of = pack(c.lanes, &lanes);
   std::vector<draw::LegendItem> items;
-  for (const auto& [name, colour] : c.legend) items.push_back({name, SeriesStyle{colour, 0, 0, 2}, true});
+  for (const auto& [name, colour] : c.legend) items.push_back({name, SeriesStyle{colour, 0, 0, 2}, true, ""});
   auto [legend_svg, legend_height] = draw::legend(items, 70, 32, c.width - 90);
   draw::Frame f;
   f.top = 32 + legend_height + 12;
@@ -46,7 +46,7 @@ std::string render_lane_chart(const LaneChart& c) {
   const double lane_h = lanes > 20 ? 8 : 14;
   f.height = std::max(40.0, lane_h * static_cast<double>(lanes));
   f.x_unit = c.x_unit;
-  double x_max = 0;
+  double x_max = c.x_max;
   for (const auto& l : c.lanes) x_max = std::max(x_max, l.end);
   f.x = nice_axis(0, x_max / c.x_unit.divisor, 8);
   f.y = nice_axis(0, static_cast<double>(std::max<std::size_t>(1, lanes)), 4);

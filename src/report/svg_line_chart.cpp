@@ -30,6 +30,7 @@ draw::Frame frame_for(const LineChart& c, double top) {
       any = true;
     }
   for (const auto& m : c.marks) x_max = std::max(x_max, m.x);
+  x_max = std::max(x_max, c.x_max);
   f.x = nice_axis(0, x_max / c.x_unit.divisor, 8);
   f.y = nice_axis(0, std::max(0.0, y_max) / c.y_unit.divisor, 5);
   return f;

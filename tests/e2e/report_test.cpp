@@ -83,7 +83,7 @@ TEST(Report, PutWithReportWritesAPageThatChromiumRenders) {
 TEST(Report, CommandOverlaysSavedJsonRunsLabelledByWindow) {
   TempDir dir;
   std::string root = dir.subdir("root"), src = dir / "src.dat";
-  make_file(src, 16 * MiB, 16);
+  make_file(src, 64 * MiB, 16);
   ServerProcess server(root);
   RunResult small = run_pxfer("put", "--json", "-w", "87380", "--perf-interval", "0.05", src, server.url("a.dat"));
   ASSERT_EQ(small.exit_code, 0) << small.err;
@@ -97,7 +97,7 @@ TEST(Report, CommandOverlaysSavedJsonRunsLabelledByWindow) {
   const std::string html = read_text(dir / "both.html");
   EXPECT_NE(html.find("put -p 4 -w 87380 avg"), std::string::npos);
   EXPECT_NE(html.find("get -p 4 -w 1M avg"), std::string::npos);
-  EXPECT_NE(html.find("16777216 bytes"), std::string::npos);
+  EXPECT_NE(html.find("67108864 bytes"), std::string::npos);
 }
 
 TEST(Report, BatchReportMarksEveryFile) {
@@ -146,7 +146,7 @@ TEST(Progress, BarOnATerminalRateLinesWhenAskedOrPiped) {
   std::string root = dir.subdir("root"), src = dir / "src.dat";
   make_file(src, 64 * MiB, 17);
   ServerProcess server(root);
-  const std::string base = binary_path("pxfer") + " put --overwrite -p 2 --perf-interval 0.02 " + src + " " + server.url("t.dat");
+  const std::string base = binary_path("pxfer") + " put --overwrite -p 2 --perf-interval 0.05 " + src + " " + server.url("t.dat");
   RunResult bar = in_terminal("COLUMNS=100 " + base);
   ASSERT_EQ(bar.exit_code, 0) << bar.out << bar.err;
   EXPECT_NE(bar.out.find("\rt.dat ["), std::string::npos) << bar.out;

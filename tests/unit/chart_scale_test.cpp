@@ -12,7 +12,8 @@ TEST(ReportChartScale, NiceTicksAreOneTwoOrFiveTimesAPowerOfTen) {
   EXPECT_DOUBLE_EQ(a.hi, 1000);
   EXPECT_EQ(a.ticks, (std::vector<double>{0, 200, 400, 600, 800, 1000}));
   EXPECT_DOUBLE_EQ(nice_axis(0, 9.3, 5).step, 2);
-  EXPECT_DOUBLE_EQ(nice_axis(0, 0.42, 4).step, 0.1);
+  EXPECT_DOUBLE_EQ(nice_axis(0, 0.42, 5).step, 0.1);
+  EXPECT_DOUBLE_EQ(nice_axis(0, 0.42, 4).step, 0.2);
   EXPECT_DOUBLE_EQ(nice_axis(0, 3.1, 8).step, 0.5);
 }
 

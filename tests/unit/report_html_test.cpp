@@ -84,13 +84,15 @@ TEST(ReportParse, TransferEventsFillTheModel) {
   EXPECT_EQ(r.meta.streams, 3u);
   EXPECT_DOUBLE_EQ(r.meta.window_requested, 87380);
   EXPECT_EQ(r.meta.congestion, "cubic");
-  ASSERT_EQ(r.rates.size(), 2u);
+  ASSERT_EQ(r.rates.size(), 3u) << "two intervals and the summary's final sample";
   EXPECT_DOUBLE_EQ(r.rates[1].inst_Bps, 1.1e9);
+  EXPECT_DOUBLE_EQ(r.rates[2].t, 0.31);
   EXPECT_EQ(r.streams.size(), 6u);
   EXPECT_EQ(r.stream_totals.size(), 3u);
   ASSERT_TRUE(r.meta.busy_streams);
   EXPECT_EQ(*r.meta.busy_streams, 2u);
   EXPECT_EQ(describe_options(r.meta), "put -p 3 -w 87380");
+  EXPECT_EQ(describe_options(r.meta, true), "put -p 3 -w 87380 --congestion cubic");
 }
 
 TEST(ReportParse, BatchFilesHaveStartsAndEnds) {
@@ -143,7 +145,7 @@ TEST(ReportHtml, ShowsTheInputsNumbers) {
                                "snd 170.7 KiB / rcv 128 KiB (asked 85.3 KiB)", "640.5", "912.2", "700.0",
                                "\xE2\x9C\x97 2 failed", "57.2%", "2 of 2"})
     EXPECT_NE(html.find(expected), std::string::npos) << expected;
-  EXPECT_NE(html.find("rate (MB/s)"), std::string::npos) << "axes say their unit";
+  EXPECT_NE(html.find("rate (GB/s)"), std::string::npos) << "axes say their unit (1.1e9 B/s at the peak)";
   EXPECT_NE(html.find("time (s)"), std::string::npos);
   EXPECT_NE(html.find("#0072B2"), std::string::npos) << "Okabe-Ito colours";
 }
