@@ -11,6 +11,15 @@ namespace {
 
 using draw::n;
 
+// Appends "M x y" (first point) or "L x y" to a path. (Appending, rather than "L" + n(...), also
+// keeps g++ 12 from a false -Wrestrict on operator+(const char*, string&&).)
+void path_to(std::string& d, const draw::Frame& f, double x, double y) {
+  d += d.empty() ? 'M' : 'L';
+  d += n(f.px(x));
+  d += ' ';
+  d += n(f.py(y));
+}
+
 // Markers on at most ~24 points of a series, so a long run stays a line.
 std::size_t marker_stride(std::size_t points) { return std::max<std::size_t>(1, (points + 23) / 24); }
 
@@ -39,7 +48,7 @@ draw::Frame frame_for(const LineChart& c, double top) {
 std::string polyline(const draw::Frame& f, const Series& s) {
   const char* colour = palette_colour(s.style.colour);
   std::string d;
-  for (const auto& [x, y] : s.points) d += (d.empty() ? "M" : "L") + n(f.px(x)) + " " + n(f.py(y));
+  for (const auto& [x, y] : s.points) path_to(d, f, x, y);
   std::string out = "<path d=\"" + d + "\" fill=\"none\" stroke=\"" + colour + "\" stroke-width=\"" + n(s.style.width) +
                     "\" stroke-dasharray=\"" + dash_pattern(s.style.dash) + "\" stroke-linejoin=\"round\"/>\n";
   const std::size_t stride = marker_stride(s.points.size());
@@ -55,11 +64,12 @@ std::string pattern_id(const LineChart& c) { return "bands-" + std::to_string(st
 // band whose colour an earlier band already has (stream 8 and up) is hatched as well.
 std::string band(const draw::Frame& f, const Series* below, const Series& s, const std::string& pattern) {
   std::string d;
-  for (const auto& [x, y] : s.points) d += (d.empty() ? "M" : "L") + n(f.px(x)) + " " + n(f.py(y));
+  for (const auto& [x, y] : s.points) path_to(d, f, x, y);
   if (below && below->points.size() == s.points.size()) {
-    for (auto it = below->points.rbegin(); it != below->points.rend(); ++it) d += "L" + n(f.px(it->first)) + " " + n(f.py(it->second));
+    for (auto it = below->points.rbegin(); it != below->points.rend(); ++it) path_to(d, f, it->first, it->second);
   } else if (!s.points.empty()) {
-    d += "L" + n(f.px(s.points.back().first)) + " " + n(f.py(0)) + "L" + n(f.px(s.points.front().first)) + " " + n(f.py(0));
+    path_to(d, f, s.points.back().first, 0);
+    path_to(d, f, s.points.front().first, 0);
   }
   std::string out = "<path d=\"" + d + "Z\" fill=\"" + palette_colour(s.style.colour) + "\" stroke=\"#ffffff\" stroke-width=\"1\"/>\n";
   if (s.style.dash > 0) out += "<path d=\"" + d + "Z\" fill=\"url(#" + pattern + ")\"/>\n";
