@@ -293,6 +293,65 @@ int run_doctor(std::string url_text, const std::string& target, double loss_pct,
   }
 }
 
+// put or get: one file, or a batch (-r, --from-file). SOURCE and DEST as given (a put's local file
+// and URL, a get's URL and local path), checked here: --from-file needs neither.
+int run_transfer_command(bool is_put, const CommonArgs& args, const cli::BatchArgs& batch, const std::string& source,
+                         const std::string& dest, const SecurityArgs& security) {
+  cli::set_verbosity(args.verbose);
+  JsonPrinter json(stdout);
+  // The bar on a terminal; the gridftp lines otherwise or with --rate-lines.
+  const bool bar = !args.json && !args.quiet && !args.rate_lines && ::isatty(STDOUT_FILENO) != 0;
+  ProgressPrinter text(stdout, bar, args.quiet, cli::terminal_width(STDOUT_FILENO));
+  std::optional<ReportRecorder> recorder;
+  try {
+    apply_security(security);
+    ClientOptions options = to_options(args);
+    if (!args.report.empty()) {
+      cli::check_report_path("--report", args.report);
+      recorder.emplace(command_label(is_put, args, batch));
+    }
+    if (batch.wanted()) {
+      BatchOptions batch_options = cli::to_batch_options(batch, options);  // bad values before any LIST
+      BatchPlan plan = cli::plan_batch(batch, is_put, source, dest, options);
+      const int status = cli::run_batch_command(plan, batch_options, args.quiet, args.json,
+                                                {bar, cli::terminal_width(STDOUT_FILENO), recorder ? &*recorder : nullptr});
+      if (recorder) cli::write_recorded_report(args.report, *recorder, args.quiet || args.json);
+      return status;
+    }
+    if (batch.retries > 20) throw Error(Errc::usage, "--retries " + std::to_string(batch.retries) + ": use 0 to 20");
+    options.retries = batch.retries;  // one file: the retries are the transfer's own, each resuming
+    if (source.empty() || dest.empty())
+      throw Error(Errc::usage, std::string(is_put ? "put needs LOCAL and URL" : "get needs URL and LOCAL") +
+                                   " (or -r, or --from-file LIST); see pxfer --help");
+    std::string why;
+    const std::string& url_text = is_put ? dest : source;
+    auto url = parse_url(url_text, &why);
+    if (!url) throw Error(Errc::usage, url_text + ": " + why);
+    ProgressListener* shown = args.json ? static_cast<ProgressListener*>(&json) : &text;
+    // The report charts every stream; the screen shows them only with --stream-stats.
+    ProgressTee tee(shown, recorder ? &*recorder : nullptr, !args.stream_stats);
+    if (recorder) options.stream_stats = true;
+    ProgressListener* listener = recorder ? static_cast<ProgressListener*>(&tee) : shown;
+    if (is_put) put_file(source, *url, options, listener);
+    else get_file(*url, dest, options, listener);
+    if (recorder) cli::write_recorded_report(args.report, *recorder, args.quiet || args.json);
+    return 0;
+  } catch (const Error& e) {
+    text.close_line();  // an error starts on a line of its own
+    if (args.json) json.on_error(e);
+    std::fflush(stdout);
+    std::fprintf(stderr, "pxfer: %s\n", e.what());
+    if (recorder && !recorder->empty()) {  // a run that started: its page shows the error
+      recorder->on_error(e);
+      cli::write_recorded_report(args.report, *recorder, args.quiet || args.json);
+    }
+    return exit_code(e.code());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pxfer: internal error: %s (please report it)\n", e.what());
+    return exit_code(Errc::internal);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -354,60 +413,6 @@ int main(int argc, char** argv) {
   if (sweep->parsed()) return run_sweep_command(sweep_args, security);
   if (report->parsed()) return cli::run_report_command(report_args);
   const bool is_put = put->parsed();
-  const CommonArgs& args = is_put ? put_args : get_args;
-  cli::set_verbosity(args.verbose);
-  JsonPrinter json(stdout);
-  // The bar on a terminal; the gridftp lines otherwise or with --rate-lines.
-  const bool bar = !args.json && !args.quiet && !args.rate_lines && ::isatty(STDOUT_FILENO) != 0;
-  ProgressPrinter text(stdout, bar, args.quiet, cli::terminal_width(STDOUT_FILENO));
-  const cli::BatchArgs& batch = is_put ? put_batch : get_batch;
-  std::optional<ReportRecorder> recorder;
-  try {
-    apply_security(security);
-    ClientOptions options = to_options(args);
-    if (!args.report.empty()) {
-      cli::check_report_path("--report", args.report);
-      recorder.emplace(command_label(is_put, args, batch));
-    }
-    if (batch.wanted()) {
-      BatchOptions batch_options = cli::to_batch_options(batch, options);  // bad values before any LIST
-      BatchPlan plan = is_put ? cli::plan_batch(batch, true, put_local, put_remote, options)
-                              : cli::plan_batch(batch, false, get_remote, get_local, options);
-      const int status = cli::run_batch_command(plan, batch_options, args.quiet, args.json,
-                                                {bar, cli::terminal_width(STDOUT_FILENO), recorder ? &*recorder : nullptr});
-      if (recorder) cli::write_recorded_report(args.report, *recorder, args.quiet || args.json);
-      return status;
-    }
-    if (batch.retries > 20) throw Error(Errc::usage, "--retries " + std::to_string(batch.retries) + ": use 0 to 20");
-    options.retries = batch.retries;  // one file: the retries are the transfer's own, each resuming
-    if ((is_put ? put_local : get_remote).empty() || (is_put ? put_remote : get_local).empty())
-      throw Error(Errc::usage, std::string(is_put ? "put needs LOCAL and URL" : "get needs URL and LOCAL") +
-                                   " (or -r, or --from-file LIST); see pxfer --help");
-    std::string why;
-    const std::string& url_text = is_put ? put_remote : get_remote;
-    auto url = parse_url(url_text, &why);
-    if (!url) throw Error(Errc::usage, url_text + ": " + why);
-    ProgressListener* shown = args.json ? static_cast<ProgressListener*>(&json) : &text;
-    // The report charts every stream; the screen shows them only with --stream-stats.
-    ProgressTee tee(shown, recorder ? &*recorder : nullptr, !args.stream_stats);
-    if (recorder) options.stream_stats = true;
-    ProgressListener* listener = recorder ? static_cast<ProgressListener*>(&tee) : shown;
-    if (is_put) put_file(put_local, *url, options, listener);
-    else get_file(*url, get_local, options, listener);
-    if (recorder) cli::write_recorded_report(args.report, *recorder, args.quiet || args.json);
-    return 0;
-  } catch (const Error& e) {
-    text.close_line();  // an error starts on a line of its own
-    if (args.json) json.on_error(e);
-    std::fflush(stdout);
-    std::fprintf(stderr, "pxfer: %s\n", e.what());
-    if (recorder && !recorder->empty()) {  // a run that started: its page shows the error
-      recorder->on_error(e);
-      cli::write_recorded_report(args.report, *recorder, args.quiet || args.json);
-    }
-    return exit_code(e.code());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "pxfer: internal error: %s (please report it)\n", e.what());
-    return exit_code(Errc::internal);
-  }
+  return is_put ? run_transfer_command(true, put_args, put_batch, put_local, put_remote, security)
+                : run_transfer_command(false, get_args, get_batch, get_remote, get_local, security);
 }
