@@ -11,8 +11,6 @@
 
 namespace pxfer {
 
-// The pxfer version this binary reports ("0.1.0").
-const char* pxfer_version();
 // Now, as "2026-11-23T18:40:59Z".
 std::string utc_now_iso8601();
 // The first event of a recorded run: {"event":"run","version":...,"date":...,"command":...}.

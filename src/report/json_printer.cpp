@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pxfer/version.hpp"
+
 namespace pxfer {
 namespace {
 
@@ -115,7 +117,8 @@ std::string json_batch_summary(const BatchReport& r) {
             {"rate_MBps", to_megabytes_per_s(rate)},
             {"rate_Gbps", to_gigabits_per_s(rate)},
             {"exit_code", r.first_failure ? exit_code(*r.first_failure) : 0},
-            {"failures", failures}};
+            {"failures", failures},
+            {"version", pxfer_version()}};
   return j.dump();
 }
 
@@ -188,7 +191,8 @@ std::string json_summary(const IntervalReport& report, const TransferSummary& s)
             {"warnings", s.warnings},
             {"protection", s.protection},
             {"identity", s.identity},
-            {"final", rate_json(report.total)}};
+            {"final", rate_json(report.total)},
+            {"version", pxfer_version()}};
   if (!s.stream_totals.empty()) {
     j["stream_totals"] = json::array();
     for (const auto& t : s.stream_totals)

@@ -87,6 +87,7 @@ void on_summary(Run& r, const json& j) {
   m.congestion = str(j, "congestion");
   m.protection = str(j, "protection");
   m.identity = str(j, "identity");
+  if (m.version.empty()) m.version = str(j, "version");
   if (auto c = j.find("checksum"); c != j.end() && c->is_object())
     m.checksum = str(*c, "algorithm") + (str(*c, "value").empty() ? "" : ": " + str(*c, "value"));
   if (auto b = j.find("buffers"); b != j.end() && b->is_object()) {
@@ -152,6 +153,7 @@ void on_batch_summary(Run& r, const json& j) {
   m.bytes = num(j, "bytes");
   m.seconds = num(j, "seconds");
   m.rate_Bps = num(j, "rate_Bps");
+  if (m.version.empty()) m.version = str(j, "version");
   if (m.files_failed || count(j, "setup_errors")) m.ok = false;
 }
 

@@ -4,14 +4,9 @@
 #include <nlohmann/json.hpp>
 
 #include "pxfer/json_printer.hpp"
-
-#ifndef PXFER_VERSION
-#define PXFER_VERSION "unknown"
-#endif
+#include "pxfer/version.hpp"
 
 namespace pxfer {
-
-const char* pxfer_version() { return PXFER_VERSION; }
 
 std::string utc_now_iso8601() {
   std::time_t now = std::time(nullptr);

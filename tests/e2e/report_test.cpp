@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <filesystem>
 #include <set>
@@ -98,6 +100,30 @@ TEST(Report, CommandOverlaysSavedJsonRunsLabelledByWindow) {
   EXPECT_NE(html.find("put -p 4 -w 87380 avg"), std::string::npos);
   EXPECT_NE(html.find("get -p 4 -w 1M avg"), std::string::npos);
   EXPECT_NE(html.find("67108864 bytes"), std::string::npos);
+  EXPECT_NE(html.find("pxfer version</th><td>0."), std::string::npos) << "the summaries say it";
+}
+
+TEST(Report, SweepReportIsAHeatmapWithTheTablesNumbers) {
+  TempDir dir;
+  std::string root = dir.subdir("root");
+  ServerProcess server(root);
+  fs::create_directories(root + "/sweep");
+  RunResult r = run_pxfer("sweep", "--streams", "1,2", "--files", "1,2", "--size", "4M", "--json", "--report",
+                          dir / "sweep.html", server.url("sweep/"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string html = read_text(dir / "sweep.html");
+  EXPECT_NE(html.find("Files x streams"), std::string::npos);
+  EXPECT_NE(html.find("files at once"), std::string::npos);
+  // Every cell's median, as the JSON says it, is printed in the heatmap ("%.1f").
+  std::size_t cells = 0;
+  for (const auto& line : split_lines(r.out)) {
+    auto cell = nlohmann::json::parse(line);
+    char expected[32];
+    std::snprintf(expected, sizeof expected, ">%.1f<", cell["median_mbit"].get<double>());
+    EXPECT_NE(html.find(expected), std::string::npos) << expected;
+    ++cells;
+  }
+  EXPECT_EQ(cells, 4u) << r.out;
 }
 
 TEST(Report, BatchReportMarksEveryFile) {
