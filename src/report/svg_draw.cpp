@@ -78,7 +78,7 @@ std::string marker(unsigned kind, double x, double y, double r, const char* colo
 std::string open_svg(double width, double height, const std::string& title) {
   return "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " + n(width) + " " + n(height) + "\" width=\"" + n(width) +
          "\" height=\"" + n(height) + "\" role=\"img\" font-family=\"DejaVu Sans, Verdana, Arial, sans-serif\">\n<title>" +
-         xml_escape(title) + "</title>\n" + text(10, 20, title, "start", 15, "font-weight=\"bold\"");
+         xml_escape(title) + "</title>\n<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n" + text(10, 20, title, "start", 15, "font-weight=\"bold\"");
 }
 
 double Frame::px(double v) const { return left + (v / x_unit.divisor - x.lo) / (x.hi - x.lo) * width; }
