@@ -269,7 +269,7 @@ int run_sweep_command(const SweepArgs& a, const SecurityArgs& security) {
   }
 }
 
-int run_doctor(std::string url_text, const std::string& target, double loss_pct, unsigned pings,
+int run_doctor(std::string url_text, const std::string& target, double loss_pct, unsigned pings, bool json,
                const SecurityArgs& security) {
   try {
     apply_security(security);
@@ -285,7 +285,9 @@ int run_doctor(std::string url_text, const std::string& target, double loss_pct,
     options.loss = loss_pct / 100;
     options.pings = std::clamp(pings, 1u, 1000u);
     PathFacts facts = measure_path(*url, options);
-    std::fputs(format_doctor(facts, advise(facts)).c_str(), stdout);
+    std::fputs(json ? (format_doctor_json(url->to_string(), facts, advise(facts)) + "\n").c_str()
+                    : format_doctor(facts, advise(facts)).c_str(),
+               stdout);
     return 0;
   } catch (const Error& e) {
     std::fprintf(stderr, "pxfer: %s\n", e.what());
@@ -374,11 +376,13 @@ int main(int argc, char** argv) {
   std::string doctor_url, doctor_target = "10gbit";
   double doctor_loss_pct = 0;
   unsigned doctor_pings = 10;
+  bool doctor_json = false;
   auto* doctor = app.add_subcommand("doctor", "measure the path to a server and say what limits a transfer and what to change");
   doctor->add_option("URL", doctor_url, "pxfer://HOST[:PORT]/")->required();
   doctor->add_option("--target", doctor_target, "the rate you want, e.g. 10gbit, 500mbit, 1GB/s")->capture_default_str();
   doctor->add_option("--loss", doctor_loss_pct, "packet loss on the path in percent (e.g. 0.01), if known");
   doctor->add_option("--pings", doctor_pings, "round trips to measure")->capture_default_str();
+  doctor->add_flag("--json", doctor_json, "one JSON object instead of text (pxfer report reads it)");
 
   SweepArgs sweep_args;
   auto* sweep = app.add_subcommand("sweep", "run the files x streams matrix against a server and print rate and failures per cell");
@@ -409,7 +413,7 @@ int main(int argc, char** argv) {
     return exit_code(Errc::usage);
   }
 
-  if (doctor->parsed()) return run_doctor(doctor_url, doctor_target, doctor_loss_pct, doctor_pings, security);
+  if (doctor->parsed()) return run_doctor(doctor_url, doctor_target, doctor_loss_pct, doctor_pings, doctor_json, security);
   if (sweep->parsed()) return run_sweep_command(sweep_args, security);
   if (report->parsed()) return cli::run_report_command(report_args);
   const bool is_put = put->parsed();

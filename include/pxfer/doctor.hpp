@@ -39,6 +39,8 @@ struct DoctorAdvice {
 
 DoctorAdvice advise(const PathFacts& facts);
 std::string format_doctor(const PathFacts& facts, const DoctorAdvice& advice);
+// `pxfer doctor --json`: the same figures as one {"event":"doctor", ...} line (docs/json.md).
+std::string format_doctor_json(const std::string& server, const PathFacts& facts, const DoctorAdvice& advice);
 
 // "10gbit", "500mbit", "100mbps", "1.5gbit", "125MB/s", "1GB/s": returns bytes per second.
 std::optional<double> parse_rate(std::string_view text);

@@ -1,7 +1,7 @@
 #pragma once
 // `pxfer report`: what one run's NDJSON events (docs/json.md) say, as plain data for the charts.
-// One Run per input: a single transfer (`put|get --json`), a batch (`-r/--from-file --json`) or a
-// sweep (`sweep --json`). Pure: the caller reads the files; parse_run gets their text.
+// One Run per input: a single transfer (`put|get --json`), a batch (`-r/--from-file --json`), a
+// sweep (`sweep --json`) or a path check (`doctor --json`). Pure: the caller reads the files; parse_run gets their text.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -57,7 +57,25 @@ struct SweepPoint {
   double median_mbit = 0;
 };
 
-enum class RunKind { transfer, batch, sweep };
+// pxfer doctor --json: per direction what one stream reaches and what to change.
+struct PathDirection {
+  std::string name;  // "put (this host sends)"
+  double per_stream_Bps = 0;
+  double window_bytes = 0;
+  unsigned streams_needed = 0;
+  double buffer_needed = 0;
+  std::vector<std::string> advice;
+};
+struct PathCheck {
+  double rtt_s = 0;
+  double target_Bps = 0;
+  double loss = 0;
+  double bdp_bytes = 0;
+  std::string local, remote;  // each host's TCP settings, as one line
+  std::vector<PathDirection> directions;
+};
+
+enum class RunKind { transfer, batch, sweep, doctor };
 
 // What was measured, for the page's header. Empty strings and zeros mean "not in the input".
 struct RunMeta {
@@ -95,6 +113,7 @@ struct Run {
   std::vector<StreamTotal> stream_totals;
   std::vector<FileSpan> files;  // batch: in start order
   std::vector<SweepPoint> sweep;
+  std::optional<PathCheck> path;  // doctor
   std::vector<std::string> warnings;
 };
 

@@ -45,7 +45,9 @@ std::string files_text(const RunMeta& m) {
          std::to_string(m.files_skipped) + " skipped, " + std::to_string(m.files_failed) + " failed";
 }
 
-std::string kind_text(RunKind k) { return k == RunKind::batch ? "batch" : k == RunKind::sweep ? "sweep" : "one file"; }
+std::string kind_text(RunKind k) {
+  return k == RunKind::batch ? "batch" : k == RunKind::sweep ? "sweep" : k == RunKind::doctor ? "path check (doctor)" : "one file";
+}
 
 // One row of the header table: a name, then one cell per run; rows empty for every run are left out.
 using Field = std::pair<std::string, std::string (*)(const Run&)>;
@@ -117,6 +119,26 @@ std::string streams_section(const Run& r) {
   return out;
 }
 
+// doctor --json: the path's figures and, per direction, what one stream reaches and what to change.
+std::string path_section(const Run& r) {
+  if (!r.path) return "";
+  const PathCheck& p = *r.path;
+  std::string out = "<h2>Path: " + xml_escape(r.label) + "</h2>\n<table class=\"path\">\n";
+  out += "<tr><th>round trip</th>" + cell(fmt("%.2f ms", p.rtt_s * 1000), true) + "</tr>\n";
+  out += "<tr><th>target</th>" + cell(fmt("%.2f Gbit/s", p.target_Bps * 8 / 1e9), true) + "</tr>\n";
+  out += "<tr><th>bandwidth-delay product</th>" + cell(bytes_text(p.bdp_bytes), true) + "</tr>\n";
+  if (p.loss > 0) out += "<tr><th>loss</th>" + cell(fmt("%.4f %%", p.loss * 100), true) + "</tr>\n";
+  out += "<tr><th>this host</th>" + cell(p.local) + "</tr>\n<tr><th>server</th>" + cell(p.remote) + "</tr>\n</table>\n";
+  for (const auto& d : p.directions) {
+    out += "<p class=\"verdict\">" + xml_escape(d.name) + ": one stream " + fmt("%.1f MB/s", d.per_stream_Bps / 1e6) +
+           " (window " + xml_escape(bytes_text(d.window_bytes)) + "); streams for the target: " +
+           std::to_string(d.streams_needed) + "</p>\n<ul>\n";
+    for (const auto& a : d.advice) out += "<li>" + xml_escape(a) + "</li>\n";
+    out += "</ul>\n";
+  }
+  return out;
+}
+
 std::string notes_section(const Run& r) {
   if (r.warnings.empty() && r.meta.error.empty()) return "";
   std::string out = "<h2>Warnings and errors: " + xml_escape(r.label) + "</h2>\n<ul>\n";
@@ -144,6 +166,7 @@ std::string render_page(std::vector<Run> runs, const PageOptions& options) {
     if (!maps.empty()) out += "<h2>Files x streams: " + xml_escape(r.label) + "</h2>\n";
     for (const auto& m : maps) out += m;
   }
+  for (const auto& r : runs) out += path_section(r);
   for (const auto& r : runs) out += notes_section(r);
   return out + "</body>\n</html>\n";
 }

@@ -19,6 +19,7 @@ std::string size_option(double v) {
 
 std::string describe_options(const RunMeta& m, bool with_congestion) {
   if (!m.command.empty()) return m.command;
+  if (m.kind == RunKind::doctor) return "doctor " + m.hosts;
   std::string out = m.kind == RunKind::sweep ? "sweep " : "";
   out += m.direction.empty() ? std::string("transfer") : m.direction;
   if (m.kind == RunKind::sweep) return out;

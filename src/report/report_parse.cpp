@@ -170,6 +170,48 @@ void on_sweep_cell(Run& r, const json& j) {
   if (count(j, "failures")) r.meta.ok = false;
 }
 
+std::string host_settings_text(const json& h) {
+  if (!h.is_object()) return "";
+  auto triple = [&](const char* key) {
+    std::string out;
+    if (auto t = h.find(key); t != h.end() && t->is_array())
+      for (const auto& v : *t) {
+        if (!out.empty()) out += ' ';
+        out += std::to_string(v.is_number() ? v.get<std::uint64_t>() : 0);
+      }
+    return out;
+  };
+  const double mtu = num(h, "mtu");
+  return "tcp_rmem " + triple("tcp_rmem") + ", tcp_wmem " + triple("tcp_wmem") + ", rmem_max " +
+         std::to_string(static_cast<std::uint64_t>(num(h, "rmem_max"))) + ", wmem_max " +
+         std::to_string(static_cast<std::uint64_t>(num(h, "wmem_max"))) + ", congestion " + str(h, "congestion") +
+         ", MTU " + (mtu > 0 ? std::to_string(static_cast<unsigned>(mtu)) : std::string("unknown"));
+}
+
+void on_doctor(Run& r, const json& j) {
+  r.meta.kind = RunKind::doctor;
+  add_host(r.meta, str(j, "server"));
+  if (r.meta.version.empty()) r.meta.version = str(j, "version");
+  PathCheck p;
+  p.rtt_s = num(j, "rtt_s");
+  p.target_Bps = num(j, "target_Bps");
+  p.loss = num(j, "loss");
+  p.bdp_bytes = num(j, "bdp_bytes");
+  p.local = host_settings_text(j.value("local", json()));
+  p.remote = host_settings_text(j.value("remote", json()));
+  for (const char* key : {"put", "get"}) {
+    auto d = j.find(key);
+    if (d == j.end() || !d->is_object()) continue;
+    PathDirection pd{str(*d, "name"), num(*d, "per_stream_Bps"), num(*d, "window_bytes"), count(*d, "streams_needed"),
+                     num(*d, "buffer_needed"), {}};
+    if (auto a = d->find("advice"); a != d->end() && a->is_array())
+      for (const auto& line : *a)
+        if (line.is_string()) pd.advice.push_back(line.get<std::string>());
+    p.directions.push_back(std::move(pd));
+  }
+  r.path = std::move(p);
+}
+
 void on_run(Run& r, const json& j) {
   r.meta.version = str(j, "version");
   r.meta.date = str(j, "date");
@@ -189,6 +231,7 @@ bool apply(Run& r, const std::string& event, const json& j) {
   else if (event == "file_failed") on_file_end(r, j, FileState::failed);
   else if (event == "batch_summary") on_batch_summary(r, j);
   else if (event == "sweep_cell") on_sweep_cell(r, j);
+  else if (event == "doctor") on_doctor(r, j);
   else if (event == "warning") r.warnings.push_back(str(j, "message"));
   else if (event == "error") {
     r.meta.ok = false;

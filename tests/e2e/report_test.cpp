@@ -141,6 +141,23 @@ TEST(Report, BatchReportMarksEveryFile) {
   EXPECT_NE(html.find("put -r -p 4 -w 0 -c 2"), std::string::npos);
 }
 
+TEST(Report, DoctorJsonRendersAPathSection) {
+  TempDir dir;
+  ServerProcess server(dir.subdir("root"));
+  RunResult doctor = run_pxfer("doctor", "--json", "--target", "1gbit", server.url(""));
+  ASSERT_EQ(doctor.exit_code, 0) << doctor.err;
+  auto j = nlohmann::json::parse(doctor.out);
+  EXPECT_EQ(j["event"], "doctor");
+  write_text(dir / "doctor.ndjson", doctor.out);
+  RunResult r = run_pxfer("report", dir / "doctor.ndjson", "-o", dir / "doctor.html");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string html = read_text(dir / "doctor.html");
+  EXPECT_NE(html.find("path check (doctor)"), std::string::npos);
+  EXPECT_NE(html.find("1.00 Gbit/s"), std::string::npos) << "the target";
+  EXPECT_NE(html.find("streams for the target: " + std::to_string(j["put"]["streams_needed"].get<unsigned>())),
+            std::string::npos);
+}
+
 TEST(Report, BadInputIsOneLineAndAnExitCode) {
   TempDir dir;
   write_text(dir / "bad.ndjson", "{\"event\":\"start\",\"bytes\":1}\nthis is not json\n");

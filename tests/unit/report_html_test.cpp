@@ -6,8 +6,10 @@
 #include <set>
 #include <vector>
 
+#include "pxfer/doctor.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/report_html.hpp"
+#include "pxfer/svg_chart.hpp"
 #include "pxfer/report_model.hpp"
 
 using namespace pxfer;
@@ -189,4 +191,27 @@ TEST(ReportHtml, StreamChartsCoverRateCwndRttRetransmitsAndSendQ) {
   EXPECT_NE(charts[3].find("Retransmits"), std::string::npos);
   EXPECT_NE(charts[4].find("Send-Q (MiB)"), std::string::npos);
   for (const auto& c : charts) EXPECT_EQ(unbalanced_tags(c), "");
+}
+
+TEST(ReportDoctor, DoctorJsonBecomesAPathSection) {
+  PathFacts f;
+  f.rtt_s = 0.05;
+  f.target_bytes_per_s = 10e9 / 8;
+  f.local.tcp_rmem[2] = f.local.tcp_wmem[2] = 6u << 20;
+  f.remote = f.local;
+  f.local.congestion = f.remote.congestion = "cubic";
+  const DoctorAdvice advice = advise(f);
+  const std::string line = format_doctor_json("pxfer://se01.example.org:7521/", f, advice);
+  report::Run r = parse_run(line + "\n", "doctor.ndjson");
+  EXPECT_EQ(r.meta.kind, RunKind::doctor);
+  EXPECT_EQ(r.meta.hosts, "se01.example.org:7521");
+  ASSERT_TRUE(r.path);
+  ASSERT_EQ(r.path->directions.size(), 2u);
+  EXPECT_EQ(r.path->directions[0].streams_needed, advice.put.streams_needed);
+  const std::string html = page_of({r});
+  EXPECT_EQ(unbalanced_tags(html), "");
+  EXPECT_NE(html.find("50.00 ms"), std::string::npos);
+  EXPECT_NE(html.find("streams for the target: " + std::to_string(advice.get.streams_needed)), std::string::npos);
+  ASSERT_FALSE(advice.put.advice.empty());
+  EXPECT_NE(html.find(xml_escape(advice.put.advice[0])), std::string::npos);
 }
