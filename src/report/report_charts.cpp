@@ -9,6 +9,9 @@
 namespace pxfer::report {
 namespace {
 
+constexpr std::size_t max_runs_with_inst = 4;
+constexpr std::size_t max_file_marks = 400;
+
 double max_time(const std::vector<const Run*>& runs) {
   double t = 0;
   for (const Run* r : runs) {
@@ -90,33 +93,39 @@ LineChart stacked_rate(const Run& run) {
 }  // namespace
 
 std::string aggregate_rate_chart(const std::vector<Run>& runs) {
-  LineChart c;
-  c.title = "Aggregate rate over time (avg since the start, inst over each interval)";
-  c.y_label = "rate";
   std::vector<const Run*> with_rates;
+  std::size_t files = 0;
   for (const auto& r : runs)
-    if (!r.rates.empty() || !r.files.empty()) with_rates.push_back(&r);
+    if (!r.rates.empty() || !r.files.empty()) {
+      with_rates.push_back(&r);
+      files += r.files.size();
+    }
+  // Many runs: the avg lines alone stay readable. Many files: the files chart shows them instead.
+  const bool with_inst = with_rates.size() <= max_runs_with_inst;
+  const bool with_marks = files <= max_file_marks;
+  LineChart c;
+  c.title = with_inst ? "Aggregate rate over time (avg since the start, inst over each interval)"
+                      : "Aggregate rate over time (avg since the start; inst left out with this many runs)";
+  c.y_label = "rate";
   c.x_max = max_time(with_rates);
   c.x_unit = time_unit(c.x_max);
   double peak = 0;
   for (std::size_t i = 0; i < with_rates.size(); ++i) {
     const Run& r = *with_rates[i];
-    Series avg, inst;
-    avg.name = r.label + " avg";
-    inst.name = r.label + " inst";
-    avg.style = {static_cast<unsigned>(i % palette_size), 0, static_cast<unsigned>(i % marker_count), 2.5};
-    inst.style = {static_cast<unsigned>(i % palette_size), 1, static_cast<unsigned>(i % marker_count), 1.5};
+    const SeriesStyle style = style_for(static_cast<unsigned>(i));
+    Series avg{r.label + " avg", {}, {style.colour, style.dash, style.marker, 2.5}};
+    Series inst{r.label + " inst", {}, {style.colour, (style.dash + 1) % dash_count, style.marker, 1.5}};
     for (const auto& p : r.rates) {
       avg.points.emplace_back(p.t, p.avg_Bps);
       inst.points.emplace_back(p.t, p.inst_Bps);
-      peak = std::max({peak, p.avg_Bps, p.inst_Bps});
+      peak = std::max({peak, p.avg_Bps, with_inst ? p.inst_Bps : 0.0});
     }
-    const unsigned colour = avg.style.colour;
     c.series.push_back(std::move(avg));
-    c.series.push_back(std::move(inst));
+    if (with_inst) c.series.push_back(std::move(inst));
     for (const auto& f : r.files) {
-      c.marks.push_back({f.start_s, false, colour});
-      if (f.end_s) c.marks.push_back({*f.end_s, true, colour});
+      if (!with_marks) break;
+      c.marks.push_back({f.start_s, false, style.colour});
+      if (f.end_s) c.marks.push_back({*f.end_s, true, style.colour});
     }
   }
   c.y_unit = rate_unit(peak);

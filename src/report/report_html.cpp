@@ -14,7 +14,7 @@ const char* const style_sheet =
     "padding:12px 20px;line-height:1.35}\n"
     "h1{font-size:1.5em;margin:.3em 0}h2{font-size:1.2em;margin:1.4em 0 .4em;border-bottom:1px solid #999}\n"
     "svg{width:100%;height:auto;display:block;margin:6px 0 14px}\n"
-    "table{border-collapse:collapse;font-size:.9em;margin:6px 0}th,td{border:1px solid #bbb;padding:3px 7px;"
+    ".wide{overflow-x:auto}table{border-collapse:collapse;font-size:.9em;margin:6px 0}th,td{border:1px solid #bbb;padding:3px 7px;"
     "text-align:left;vertical-align:top}th{background:#eee}td.num{text-align:right;font-variant-numeric:tabular-nums}\n"
     ".verdict{font-size:1.15em;font-weight:bold;margin:.5em 0}.bad{color:#a33c00}.muted{color:#555}\n";
 
@@ -154,7 +154,7 @@ std::string render_page(std::vector<Run> runs, const PageOptions& options) {
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" + xml_escape(options.title) +
                     "</title>\n<style>\n" + style_sheet + "</style>\n</head>\n<body>\n<h1>" + xml_escape(options.title) + "</h1>\n";
   if (!options.generated.empty()) out += "<p class=\"muted\">made " + xml_escape(options.generated) + " by pxfer report</p>\n";
-  out += "<h2>What was measured</h2>\n" + header_table(runs);
+  out += "<h2>What was measured</h2>\n<div class=\"wide\">\n" + header_table(runs) + "</div>\n";
   bool any_rates = false;
   for (const auto& r : runs) any_rates = any_rates || !r.rates.empty() || !r.files.empty();
   if (any_rates) out += "<h2>Rate over time</h2>\n" + aggregate_rate_chart(runs);

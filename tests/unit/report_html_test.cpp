@@ -215,3 +215,27 @@ TEST(ReportDoctor, DoctorJsonBecomesAPathSection) {
   ASSERT_FALSE(advice.put.advice.empty());
   EXPECT_NE(html.find(xml_escape(advice.put.advice[0])), std::string::npos);
 }
+
+TEST(ReportHtml, ManyRunsOrFilesStayReadable) {
+  std::vector<report::Run> runs;
+  for (char i = '0'; i < '6'; ++i) {
+    runs.push_back(parse_run(batch_ndjson, std::string("b") + i));
+    runs.back().label = std::string("run ") + i;
+  }
+  std::string chart = aggregate_rate_chart(runs);
+  EXPECT_NE(chart.find("run 5 avg"), std::string::npos);
+  EXPECT_EQ(chart.find(" inst</text>"), std::string::npos) << "six runs: the avg lines only";
+  report::Run many = parse_run(batch_ndjson, "many");
+  many.label = "many";
+  for (int i = 0; i < 500; ++i) {
+    std::string name = "f";
+    name += std::to_string(i);
+    many.files.push_back({name, 0.01 * i, 0.01 * i + 0.5, FileState::done, 1, ""});
+  }
+  chart = aggregate_rate_chart({many});
+  EXPECT_EQ(chart.find("file-marks"), std::string::npos) << "503 files: the files chart marks them instead";
+  EXPECT_NE(chart.find("many inst"), std::string::npos);
+  const std::string lanes = files_chart(many);
+  EXPECT_EQ(unbalanced_tags(lanes), "");
+  EXPECT_LT(lanes.size(), 503u * 400) << "one small rect per file";
+}
