@@ -61,8 +61,10 @@ std::string render_lane_chart(const LaneChart& c) {
     const double x = f.px(l.start), w = std::max(1.5, f.px(l.end) - x);
     const double y = f.top + static_cast<double>(lane_of[i]) * lane_h + 1;
     out += "<rect x=\"" + n(x) + "\" y=\"" + n(y) + "\" width=\"" + n(w) + "\" height=\"" + n(lane_h - 2) + "\" fill=\"" +
-           (l.hatched ? std::string("url(#hatch)") : std::string(palette_colour(l.colour))) + "\" stroke=\"" +
-           palette_colour(l.colour) + "\"><title>" + xml_escape(l.name) + "</title></rect>\n";
+           (l.hatched ? std::string("url(#hatch)") : std::string(palette_colour(l.colour))) +
+           // A white edge parts files that follow each other in one lane; a hatched bar keeps its colour's.
+           "\" stroke=\"" + (l.hatched ? palette_colour(l.colour) : "#ffffff") + "\"><title>" + xml_escape(l.name) +
+           "</title></rect>\n";
   }
   return out + "</svg>\n";
 }
