@@ -21,6 +21,8 @@
 #   PXLAB_REPS       repetitions of every run in a and b (default 1; the tables show the median)
 #   PXLAB_SEED       loss generator seed (default 42)
 #   PXLAB_KEEP=1     keep the raw NDJSON of every run (the directory is printed at the end)
+#   PXLAB_REPORTS    where each experiment's HTML page (`pxfer report` of all its runs, overlaid)
+#                    is written: experiment-a.html ... (default ./pxlab-reports)
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -573,7 +575,21 @@ for rid in "ABC":
 PYEOF
 }
 
+# report_page LETTER: every run of that experiment on one page of charts (kept after the run).
+report_page() {
+  local dir="${PXLAB_REPORTS:-$PWD/pxlab-reports}" runs=()
+  for f in "$LAB_WORK/runs/$1"-*.ndjson; do [[ -s $f ]] && runs+=("$f"); done
+  [[ ${#runs[@]} -gt 0 ]] || return 0
+  mkdir -p "$dir"
+  if "$LAB_PXFER" report --title "pxfer lab experiment ($1)" "${runs[@]}" -o "$dir/experiment-$1.html" >&2; then
+    lab_log "($1) report: $dir/experiment-$1.html"
+  else
+    lab_log "($1) report: pxfer report failed (see above)"
+  fi
+}
+
 echo "# pxfer lab experiments$([[ $quick == 1 ]] && echo ' (quick)')"
 for e in $which; do
   "exp_$e"
+  report_page "$e"
 done

@@ -1,13 +1,18 @@
 #pragma once
 // pxfer put/get -r and --from-file: the options of a multi-file run, parsed into BatchOptions,
 // and the lines it prints (one per file, then the aggregate report).
+#include <sys/stat.h>
+
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
 #include "pxfer/batch.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/json_printer.hpp"
+#include "pxfer/progress_bar.hpp"
+#include "pxfer/report_recorder.hpp"
 #include "pxfer/units.hpp"
 
 namespace pxfer::cli {
@@ -124,24 +129,59 @@ inline BatchPlan plan_batch(const BatchArgs& a, bool is_put, const std::string& 
   return is_put ? plan_recursive_put(source, *url) : plan_recursive_get(*url, dest, client.connect_timeout);
 }
 
-// Text: a line per file as it finishes, the --auto decisions, then the aggregate report.
+// Text: a line per file as it finishes, the --auto decisions, then the aggregate report. On a
+// terminal a bar (files done/total, bytes, rate, time left) stays under the lines, redrawn in place.
 class TextBatchListener final : public BatchListener {
  public:
-  explicit TextBatchListener(bool quiet) : quiet_(quiet) {}
+  explicit TextBatchListener(bool quiet, bool bar = false, unsigned width = 80, std::uint64_t total_bytes = 0)
+      : quiet_(quiet), bar_(bar && !quiet), width_(width) {
+    state_.total = total_bytes;
+  }
   void on_file(const FileOutcome& outcome, std::size_t finished, std::size_t total) override {
     const std::string line = format_outcome(outcome) + " [" + std::to_string(finished) + "/" + std::to_string(total) + "]";
+    clear_bar();
     if (outcome.status == FileStatus::failed) std::fprintf(stderr, "pxfer: %s\n", line.c_str());
     else if (!quiet_) std::fprintf(stdout, "%s\n", line.c_str());
     std::fflush(stdout);
+    state_.files_done = finished;
+    state_.files_total = total;
+    redraw();
   }
   void on_decision(const AutoDecision& d) override {
     if (quiet_) return;
+    clear_bar();
     std::fprintf(stdout, "%s\n", format_decision(d).c_str());
+    redraw();
+  }
+  void on_interval(const BatchInterval& i) override {
+    if (!bar_) return;
+    state_.bytes = i.total.bytes;
+    state_.rate_Bps = i.total.avg_bytes_per_s;
+    state_.files_done = i.finished;
+    state_.files_total = i.planned;
+    redraw();
+  }
+  // Wipes the bar (before the final report or an error).
+  void clear_bar() {
+    if (!drawn_) return;
+    std::fprintf(stdout, "\r%s\r", std::string(drawn_, ' ').c_str());
     std::fflush(stdout);
+    drawn_ = 0;
   }
 
  private:
+  void redraw() {
+    if (!bar_ || state_.files_total == 0) return;
+    const std::string line = format_progress_bar(state_, width_);
+    std::fprintf(stdout, "\r%s%s", line.c_str(), std::string(drawn_ > line.size() ? drawn_ - line.size() : 0, ' ').c_str());
+    drawn_ = std::max(drawn_, line.size());
+    std::fflush(stdout);
+  }
   bool quiet_;
+  bool bar_;
+  unsigned width_;
+  BarState state_;
+  std::size_t drawn_ = 0;
 };
 
 // --json: NDJSON events on stdout (docs/json.md); a failed file is also one line on stderr.
@@ -163,19 +203,41 @@ class JsonBatchListener final : public BatchListener {
   }
 };
 
+// How a batch shows itself: a bar on a terminal, a recorder for --report.
+struct BatchDisplay {
+  bool bar = false;
+  unsigned width = 80;
+  ReportRecorder* recorder = nullptr;
+};
+
+// Bytes the plan will move: a put's local sizes, a get's listed sizes; 0 when one is unknown.
+inline std::uint64_t planned_bytes(const BatchPlan& plan) {
+  std::uint64_t total = 0;
+  for (const auto& f : plan.files) {
+    struct stat st {};
+    if (f.direction == Direction::get && f.source_size) total += *f.source_size;
+    else if (f.direction == Direction::put && ::stat(f.local.c_str(), &st) == 0) total += static_cast<std::uint64_t>(st.st_size);
+    else return 0;
+  }
+  return total;
+}
+
 // Runs the batch, printing as files finish; returns the exit status. Directories that could not
 // be made are named once, in the final report.
-inline int run_batch_command(const BatchPlan& plan, BatchOptions options, bool quiet, bool json) {
+inline int run_batch_command(const BatchPlan& plan, BatchOptions options, bool quiet, bool json, BatchDisplay display = {}) {
+  if (json || display.bar || display.recorder) options.interval = options.client.perf_interval;  // aggregate progress
+  JsonBatchListener json_listener;
+  TextBatchListener text_listener(quiet, display.bar, display.width, display.bar ? planned_bytes(plan) : 0);
+  BatchListener* shown = json ? static_cast<BatchListener*>(&json_listener) : &text_listener;
+  BatchTee tee(shown, display.recorder);
+  auto report = run_batch(plan, options, display.recorder ? static_cast<BatchListener&>(tee) : *shown);
+  if (display.recorder) display.recorder->add(json_batch_summary(report));
   if (json) {
-    options.interval = options.client.perf_interval;  // aggregate interval events, every --perf-interval
-    JsonBatchListener listener;
-    auto report = run_batch(plan, options, listener);
     JsonBatchListener::emit(json_batch_summary(report));
     for (const auto& e : report.setup_errors) std::fprintf(stderr, "pxfer: failed: %s\n", e.what());
     return report.first_failure ? exit_code(*report.first_failure) : 0;
   }
-  TextBatchListener listener(quiet);
-  auto report = run_batch(plan, options, listener);
+  text_listener.clear_bar();
   if (!quiet || report.first_failure) std::fputs(format_batch_report(report).c_str(), report.first_failure ? stderr : stdout);
   return report.first_failure ? exit_code(*report.first_failure) : 0;
 }

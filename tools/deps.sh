@@ -10,6 +10,7 @@ packages=(
   zlib1g-dev libisal-dev libzstd-dev nlohmann-json3-dev
   iproute2 iperf3 iputils-ping openssl bc python3
   clang libclang-rt-14-dev  # fuzz/run.sh: libFuzzer targets
+  chromium fonts-dejavu-core  # the e2e test that renders a `pxfer report` page (headless screenshot)
 )
 
 missing=()

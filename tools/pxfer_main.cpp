@@ -7,16 +7,19 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "batch_command.hpp"
 #include "cli_support.hpp"
+#include "report_command.hpp"
 #include "pxfer/client.hpp"
 #include "pxfer/doctor.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/json_printer.hpp"
 #include "pxfer/limits.hpp"
 #include "pxfer/progress_printer.hpp"
+#include "pxfer/report_recorder.hpp"
 #include "pxfer/sweep.hpp"
 
 using namespace pxfer;
@@ -42,6 +45,8 @@ struct CommonArgs {
   unsigned retries = 0;
   bool sync = false;
   bool encrypt = false;
+  std::string report;       // --report FILE.html
+  bool rate_lines = false;  // gridftp lines even on a terminal
 };
 
 // Trust and credentials, shared by every subcommand (docs/security.md).
@@ -130,6 +135,22 @@ void add_common(CLI::App& cmd, CommonArgs& a) {
                  "file, a full disk or Ctrl-C (0-20; per file with -r)")
       ->capture_default_str();
   cmd.add_flag("--sync", a.sync, "the receiver makes each block durable (fdatasync) before acknowledging it");
+  cmd.add_option("--report", a.report, "at the end, write the run as one HTML page of charts (as `pxfer report` makes)");
+  cmd.add_flag("--rate-lines", a.rate_lines, "print the gridftp rate lines even on a terminal (instead of the progress bar)");
+}
+
+// How a recorded run is labelled in its report: the options that shape a transfer.
+std::string command_label(bool is_put, const CommonArgs& a, const cli::BatchArgs& b) {
+  std::string out = is_put ? "put" : "get";
+  if (b.recursive) out += " -r";
+  if (!b.from_file.empty()) out += " --from-file";
+  out += " -p " + std::to_string(a.streams) + " -w " + a.window;
+  if (b.wanted()) out += b.auto_tune ? " --auto" : " -c " + std::to_string(b.concurrency);
+  if (!a.congestion.empty()) out += " --congestion " + a.congestion;
+  if (a.block_size != "2M") out += " --block-size " + a.block_size;
+  if (a.compress != "none") out += " --compress " + a.compress;
+  if (a.encrypt) out += " --encrypt";
+  return out;
 }
 
 ClientOptions to_options(const CommonArgs& a) {
@@ -176,6 +197,7 @@ struct SweepArgs {
   std::string congestion, compress = "none", block_size = "2M";
   unsigned repeat = 1;
   bool csv = false, json = false;
+  std::string report;
 };
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -234,6 +256,7 @@ int run_sweep_command(const SweepArgs& a, const SecurityArgs& security) {
     o.base.block_size = static_cast<std::uint32_t>(block);
     std::size_t total = o.directions.size() * o.windows.size() * o.congestions.size() * o.compressions.size() *
                         o.files.size() * o.streams.size();
+    if (!a.report.empty()) cli::check_report_path("--report", a.report);
     std::size_t done = 0;
     auto cells = run_sweep(*url, o, [&](const SweepCell& c) {
       std::fprintf(stderr, "sweep: %zu/%zu %s files=%u streams=%u: %.1f Mbit/s, %u failures\n", ++done, total,
@@ -241,6 +264,11 @@ int run_sweep_command(const SweepArgs& a, const SecurityArgs& security) {
     });
     std::string text = a.json ? format_sweep_json(cells) : a.csv ? format_sweep_csv(cells) : format_sweep_tables(cells);
     std::fputs(text.c_str(), stdout);
+    if (!a.report.empty()) {
+      ReportRecorder recorder("sweep " + a.direction + " --files " + a.files + " --streams " + a.streams + " --size " + a.size);
+      recorder.add(format_sweep_json(cells));
+      cli::write_recorded_report(a.report, recorder, false);
+    }
     for (const auto& c : cells)
       if (c.failures) return exit_code(Errc::network);
     return 0;
@@ -250,7 +278,7 @@ int run_sweep_command(const SweepArgs& a, const SecurityArgs& security) {
   }
 }
 
-int run_doctor(std::string url_text, const std::string& target, double loss_pct, unsigned pings,
+int run_doctor(std::string url_text, const std::string& target, double loss_pct, unsigned pings, bool json,
                const SecurityArgs& security) {
   try {
     apply_security(security);
@@ -266,11 +294,70 @@ int run_doctor(std::string url_text, const std::string& target, double loss_pct,
     options.loss = loss_pct / 100;
     options.pings = std::clamp(pings, 1u, 1000u);
     PathFacts facts = measure_path(*url, options);
-    std::fputs(format_doctor(facts, advise(facts)).c_str(), stdout);
+    std::fputs(json ? (format_doctor_json(url->to_string(), facts, advise(facts)) + "\n").c_str()
+                    : format_doctor(facts, advise(facts)).c_str(),
+               stdout);
     return 0;
   } catch (const Error& e) {
     std::fprintf(stderr, "pxfer: %s\n", e.what());
     return exit_code(e.code());
+  }
+}
+
+// put or get: one file, or a batch (-r, --from-file). SOURCE and DEST as given (a put's local file
+// and URL, a get's URL and local path), checked here: --from-file needs neither.
+int run_transfer_command(bool is_put, const CommonArgs& args, const cli::BatchArgs& batch, const std::string& source,
+                         const std::string& dest, const SecurityArgs& security) {
+  cli::set_verbosity(args.verbose);
+  JsonPrinter json(stdout);
+  // The bar on a terminal; the gridftp lines otherwise or with --rate-lines.
+  const bool bar = !args.json && !args.quiet && !args.rate_lines && ::isatty(STDOUT_FILENO) != 0;
+  ProgressPrinter text(stdout, bar, args.quiet, cli::terminal_width(STDOUT_FILENO));
+  std::optional<ReportRecorder> recorder;
+  try {
+    apply_security(security);
+    ClientOptions options = to_options(args);
+    if (!args.report.empty()) {
+      cli::check_report_path("--report", args.report);
+      recorder.emplace(command_label(is_put, args, batch));
+    }
+    if (batch.wanted()) {
+      BatchOptions batch_options = cli::to_batch_options(batch, options);  // bad values before any LIST
+      BatchPlan plan = cli::plan_batch(batch, is_put, source, dest, options);
+      const int status = cli::run_batch_command(plan, batch_options, args.quiet, args.json,
+                                                {bar, cli::terminal_width(STDOUT_FILENO), recorder ? &*recorder : nullptr});
+      if (recorder) cli::write_recorded_report(args.report, *recorder, args.quiet || args.json);
+      return status;
+    }
+    if (source.empty() || dest.empty())
+      throw Error(Errc::usage, std::string(is_put ? "put needs LOCAL and URL" : "get needs URL and LOCAL") +
+                                   " (or -r, or --from-file LIST); see pxfer --help");
+    std::string why;
+    const std::string& url_text = is_put ? dest : source;
+    auto url = parse_url(url_text, &why);
+    if (!url) throw Error(Errc::usage, url_text + ": " + why);
+    ProgressListener* shown = args.json ? static_cast<ProgressListener*>(&json) : &text;
+    // The report charts every stream; the screen shows them only with --stream-stats.
+    ProgressTee tee(shown, recorder ? &*recorder : nullptr, !args.stream_stats);
+    if (recorder) options.stream_stats = true;
+    ProgressListener* listener = recorder ? static_cast<ProgressListener*>(&tee) : shown;
+    if (is_put) put_file(source, *url, options, listener);
+    else get_file(*url, dest, options, listener);
+    if (recorder) cli::write_recorded_report(args.report, *recorder, args.quiet || args.json);
+    return 0;
+  } catch (const Error& e) {
+    text.close_line();  // an error starts on a line of its own
+    if (args.json) json.on_error(e);
+    std::fflush(stdout);
+    std::fprintf(stderr, "pxfer: %s\n", e.what());
+    if (recorder && !recorder->empty()) {  // a run that started: its page shows the error
+      recorder->on_error(e);
+      cli::write_recorded_report(args.report, *recorder, args.quiet || args.json);
+    }
+    return exit_code(e.code());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pxfer: internal error: %s (please report it)\n", e.what());
+    return exit_code(Errc::internal);
   }
 }
 
@@ -296,11 +383,13 @@ int main(int argc, char** argv) {
   std::string doctor_url, doctor_target = "10gbit";
   double doctor_loss_pct = 0;
   unsigned doctor_pings = 10;
+  bool doctor_json = false;
   auto* doctor = app.add_subcommand("doctor", "measure the path to a server and say what limits a transfer and what to change");
   doctor->add_option("URL", doctor_url, "pxfer://HOST[:PORT]/")->required();
   doctor->add_option("--target", doctor_target, "the rate you want, e.g. 10gbit, 500mbit, 1GB/s")->capture_default_str();
   doctor->add_option("--loss", doctor_loss_pct, "packet loss on the path in percent (e.g. 0.01), if known");
   doctor->add_option("--pings", doctor_pings, "round trips to measure")->capture_default_str();
+  doctor->add_flag("--json", doctor_json, "one JSON object instead of text (pxfer report reads it)");
 
   SweepArgs sweep_args;
   auto* sweep = app.add_subcommand("sweep", "run the files x streams matrix against a server and print rate and failures per cell");
@@ -316,6 +405,9 @@ int main(int argc, char** argv) {
   sweep->add_option("--block-size", sweep_args.block_size, "block size")->capture_default_str();
   sweep->add_flag("--csv", sweep_args.csv, "CSV instead of tables");
   sweep->add_flag("--json", sweep_args.json, "one JSON object per cell instead of tables");
+  sweep->add_option("--report", sweep_args.report, "also write the matrix as an HTML page (heatmap)");
+  cli::ReportArgs report_args;
+  auto* report = cli::add_report_command(app, report_args);
   SecurityArgs security;
   for (auto* cmd : {put, get, doctor, sweep}) add_security(*cmd, security);
 
@@ -328,41 +420,10 @@ int main(int argc, char** argv) {
     return exit_code(Errc::usage);
   }
 
-  if (doctor->parsed()) return run_doctor(doctor_url, doctor_target, doctor_loss_pct, doctor_pings, security);
+  if (doctor->parsed()) return run_doctor(doctor_url, doctor_target, doctor_loss_pct, doctor_pings, doctor_json, security);
   if (sweep->parsed()) return run_sweep_command(sweep_args, security);
+  if (report->parsed()) return cli::run_report_command(report_args);
   const bool is_put = put->parsed();
-  const CommonArgs& args = is_put ? put_args : get_args;
-  cli::set_verbosity(args.verbose);
-  JsonPrinter json(stdout);
-  try {
-    apply_security(security);
-    ClientOptions options = to_options(args);
-    const cli::BatchArgs& batch = is_put ? put_batch : get_batch;
-    if (batch.wanted()) {
-      BatchOptions batch_options = cli::to_batch_options(batch, options);  // bad values before any LIST
-      BatchPlan plan = is_put ? cli::plan_batch(batch, true, put_local, put_remote, options)
-                              : cli::plan_batch(batch, false, get_remote, get_local, options);
-      return cli::run_batch_command(plan, batch_options, args.quiet, args.json);
-    }
-    if ((is_put ? put_local : get_remote).empty() || (is_put ? put_remote : get_local).empty())
-      throw Error(Errc::usage, std::string(is_put ? "put needs LOCAL and URL" : "get needs URL and LOCAL") +
-                                   " (or -r, or --from-file LIST); see pxfer --help");
-    std::string why;
-    const std::string& url_text = is_put ? put_remote : get_remote;
-    auto url = parse_url(url_text, &why);
-    if (!url) throw Error(Errc::usage, url_text + ": " + why);
-    ProgressPrinter text(stdout, ::isatty(STDOUT_FILENO) != 0, args.quiet);
-    ProgressListener* listener = args.json ? static_cast<ProgressListener*>(&json) : &text;
-    if (is_put) put_file(put_local, *url, options, listener);
-    else get_file(*url, get_local, options, listener);
-    return 0;
-  } catch (const Error& e) {
-    if (args.json) json.on_error(e);
-    std::fflush(stdout);
-    std::fprintf(stderr, "pxfer: %s\n", e.what());
-    return exit_code(e.code());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "pxfer: internal error: %s (please report it)\n", e.what());
-    return exit_code(Errc::internal);
-  }
+  return is_put ? run_transfer_command(true, put_args, put_batch, put_local, put_remote, security)
+                : run_transfer_command(false, get_args, get_batch, get_remote, get_local, security);
 }

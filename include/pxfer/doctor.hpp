@@ -40,6 +40,8 @@ struct DoctorAdvice {
 
 DoctorAdvice advise(const PathFacts& facts);
 std::string format_doctor(const PathFacts& facts, const DoctorAdvice& advice);
+// `pxfer doctor --json`: the same figures as one {"event":"doctor", ...} line (docs/json.md).
+std::string format_doctor_json(const std::string& server, const PathFacts& facts, const DoctorAdvice& advice);
 
 // 1.25e9 bytes/s -> "10.00 Gbit/s"
 std::string format_rate_bits(double bytes_per_s);

@@ -29,7 +29,12 @@ class JsonPrinter final : public ProgressListener {
   Clock::time_point start_ = Clock::now();
 };
 
-// The JSON text of each event, for tests and for other printers.
+// The JSON text of each event, for tests and for other printers (and the --report recorder).
+std::string json_start(const TransferSummary& summary);
+std::string json_file_done(const TransferSummary& summary);
+std::string json_warning(const std::string& text);
+std::string json_retry(unsigned next, unsigned total, double delay_seconds, const std::string& reason);
+std::string json_error(const Error& error);
 std::string json_interval(const IntervalReport& report);
 std::string json_summary(const IntervalReport& report, const TransferSummary& summary);
 

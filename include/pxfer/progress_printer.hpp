@@ -1,7 +1,8 @@
 #pragma once
-// What `pxfer put/get` prints: globus-url-copy style "Source:/Dest:" headers, rate lines redrawn
-// in place on a terminal (one line per interval otherwise), a summary and the checksum; with
-// --stream-stats a line per stream each interval and a per-stream summary.
+// What `pxfer put/get` prints: globus-url-copy style "Source:/Dest:" headers, then on a terminal a
+// progress bar redrawn in place (progress_bar.hpp), otherwise (or with --rate-lines) one
+// gridftp rate line per interval; a summary and the checksum; with --stream-stats a line per
+// stream each interval and a per-stream summary.
 #include <cstdio>
 
 #include "pxfer/client.hpp"
@@ -10,7 +11,9 @@ namespace pxfer {
 
 class ProgressPrinter final : public ProgressListener {
  public:
-  ProgressPrinter(std::FILE* out, bool terminal, bool quiet) : out_(out), terminal_(terminal), quiet_(quiet) {}
+  // `terminal`: draw the bar (`width` columns) instead of rate lines.
+  ProgressPrinter(std::FILE* out, bool terminal, bool quiet, unsigned width = 80)
+      : out_(out), terminal_(terminal), quiet_(quiet), width_(width) {}
   void on_start(const TransferSummary& summary) override;
   void on_interval(const IntervalReport& report) override;
   void on_finish(const IntervalReport& report, const TransferSummary& summary) override;
@@ -18,12 +21,19 @@ class ProgressPrinter final : public ProgressListener {
   void on_stream_event(const std::string& text) override;
   void on_retry(unsigned next, unsigned total, double delay_seconds, const std::string& reason) override;
   void on_queued(unsigned position, unsigned active, unsigned queued) override;
+  // Ends a bar left on screen, so that an error starts on a line of its own.
+  void close_line();
 
  private:
+  void draw_bar(const RateSample& total);
   std::FILE* out_;
   bool terminal_;
   bool quiet_;
+  unsigned width_;
   bool line_open_ = false;  // a \r-redrawn line is on screen without its newline
+  std::string name_;        // of the file, for the bar
+  std::uint64_t size_ = 0;  // of the file, 0 = unknown
+  std::size_t drawn_ = 0;   // length of the bar on screen
 };
 
 // "1073741824 bytes in 0.92 s, 1167.1 MB/s, 9.34 Gbit/s, 4 streams, block 4 MiB, buffers local

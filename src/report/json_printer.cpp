@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pxfer/version.hpp"
+
 namespace pxfer {
 namespace {
 
@@ -115,8 +117,43 @@ std::string json_batch_summary(const BatchReport& r) {
             {"rate_MBps", to_megabytes_per_s(rate)},
             {"rate_Gbps", to_gigabits_per_s(rate)},
             {"exit_code", r.first_failure ? exit_code(*r.first_failure) : 0},
-            {"failures", failures}};
+            {"failures", failures},
+            {"version", pxfer_version()}};
   return j.dump();
+}
+
+std::string json_start(const TransferSummary& s) {
+  return json{{"event", "start"},
+              {"direction", s.direction == Direction::put ? "put" : "get"},
+              {"source", s.source},
+              {"dest", s.destination},
+              {"bytes", s.bytes},
+              {"streams", s.streams},
+              {"block_size", s.block_size}}
+      .dump();
+}
+
+std::string json_file_done(const TransferSummary& s) {
+  double rate = s.seconds > 0 ? static_cast<double>(s.bytes) / s.seconds : 0;
+  return json{{"event", "file_done"},
+              {"path", s.destination},
+              {"bytes", s.bytes},
+              {"seconds", s.seconds},
+              {"rate_Bps", rate},
+              {"checksum", format_checksum(s.checksum, s.checksum_value)}}
+      .dump();
+}
+
+std::string json_warning(const std::string& text) { return json{{"event", "warning"}, {"message", text}}.dump(); }
+
+std::string json_retry(unsigned next, unsigned total, double delay_seconds, const std::string& reason) {
+  return json{{"event", "retry"}, {"attempt", next}, {"of", total}, {"delay_seconds", delay_seconds}, {"reason", reason}}.dump();
+}
+
+std::string json_error(const Error& error) {
+  return json{{"event", "error"}, {"code", static_cast<int>(error.code())}, {"class", errc_name(error.code())},
+              {"message", error.what()}}
+      .dump();
 }
 
 std::string json_interval(const IntervalReport& report) {
@@ -154,7 +191,8 @@ std::string json_summary(const IntervalReport& report, const TransferSummary& s)
             {"warnings", s.warnings},
             {"protection", s.protection},
             {"identity", s.identity},
-            {"final", rate_json(report.total)}};
+            {"final", rate_json(report.total)},
+            {"version", pxfer_version()}};
   if (!s.stream_totals.empty()) {
     j["stream_totals"] = json::array();
     for (const auto& t : s.stream_totals)
@@ -175,28 +213,12 @@ void JsonPrinter::emit(const std::string& line) {
   std::fflush(out_);
 }
 
-void JsonPrinter::on_start(const TransferSummary& s) {
-  emit(json{{"event", "start"},
-            {"direction", s.direction == Direction::put ? "put" : "get"},
-            {"source", s.source},
-            {"dest", s.destination},
-            {"bytes", s.bytes},
-            {"streams", s.streams},
-            {"block_size", s.block_size}}
-           .dump());
-}
+void JsonPrinter::on_start(const TransferSummary& s) { emit(json_start(s)); }
 
 void JsonPrinter::on_interval(const IntervalReport& report) { emit(json_interval(report)); }
 
 void JsonPrinter::on_finish(const IntervalReport& report, const TransferSummary& s) {
-  double rate = s.seconds > 0 ? static_cast<double>(s.bytes) / s.seconds : 0;
-  emit(json{{"event", "file_done"},
-            {"path", s.destination},
-            {"bytes", s.bytes},
-            {"seconds", s.seconds},
-            {"rate_Bps", rate},
-            {"checksum", format_checksum(s.checksum, s.checksum_value)}}
-           .dump());
+  emit(json_file_done(s));
   emit(json_summary(report, s));
 }
 
@@ -209,15 +231,11 @@ void JsonPrinter::on_stream_event(const std::string& text) {
 }
 
 void JsonPrinter::on_retry(unsigned next, unsigned total, double delay_seconds, const std::string& reason) {
-  emit(json{{"event", "retry"}, {"attempt", next}, {"of", total}, {"delay_seconds", delay_seconds}, {"reason", reason}}.dump());
+  emit(json_retry(next, total, delay_seconds, reason));
 }
 
-void JsonPrinter::on_warning(const std::string& text) { emit(json{{"event", "warning"}, {"message", text}}.dump()); }
+void JsonPrinter::on_warning(const std::string& text) { emit(json_warning(text)); }
 
-void JsonPrinter::on_error(const Error& error) {
-  emit(json{{"event", "error"}, {"code", static_cast<int>(error.code())}, {"class", errc_name(error.code())},
-            {"message", error.what()}}
-           .dump());
-}
+void JsonPrinter::on_error(const Error& error) { emit(json_error(error)); }
 
 }  // namespace pxfer

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "pxfer/progress_bar.hpp"
 #include "pxfer/units.hpp"
 
 namespace pxfer {
@@ -53,19 +54,34 @@ void ProgressPrinter::on_start(const TransferSummary& summary) {
   if (quiet_) return;
   std::fprintf(out_, "Source: %s\nDest:   %s\n", summary.source.c_str(), summary.destination.c_str());
   std::fflush(out_);
+  const auto slash = summary.destination.find_last_of('/');
+  name_ = slash == std::string::npos ? summary.destination : summary.destination.substr(slash + 1);
+  size_ = summary.bytes;
+}
+
+void ProgressPrinter::draw_bar(const RateSample& total) {
+  const std::string bar = format_progress_bar({name_, total.bytes, size_, total.avg_bytes_per_s, 0, 0}, width_);
+  // Spaces wipe what a longer previous bar left.
+  std::fprintf(out_, "\r%s%s", bar.c_str(), std::string(drawn_ > bar.size() ? drawn_ - bar.size() : 0, ' ').c_str());
+  drawn_ = bar.size();
+  line_open_ = true;
+}
+
+void ProgressPrinter::close_line() {
+  if (line_open_) std::fputc('\n', out_);
+  line_open_ = false;
+  drawn_ = 0;
+  std::fflush(out_);
 }
 
 void ProgressPrinter::on_interval(const IntervalReport& report) {
   if (quiet_) return;
-  std::string line = format_rate_line(report.total);
-  // Redrawn in place only when it is the sole line of the interval.
+  // The bar only when it is the sole line of the interval: --stream-stats prints lines.
   if (terminal_ && report.streams.empty()) {
-    std::fprintf(out_, "\r%s", line.c_str());
-    line_open_ = true;
+    draw_bar(report.total);
   } else {
-    if (line_open_) std::fputc('\n', out_);
-    line_open_ = false;
-    std::fprintf(out_, "%s\n", line.c_str());
+    close_line();
+    std::fprintf(out_, "%s\n", format_rate_line(report.total).c_str());
     for (const auto& s : report.streams) std::fprintf(out_, "%s\n", format_stream_line(s).c_str());
   }
   std::fflush(out_);
@@ -75,8 +91,7 @@ void ProgressPrinter::on_finish(const IntervalReport& report, const TransferSumm
   if (quiet_) return;
   IntervalReport last{report.total, {}};  // the streams' final figures are in the totals below
   on_interval(last);
-  if (line_open_) std::fputc('\n', out_);
-  line_open_ = false;
+  close_line();
   for (const auto& t : summary.stream_totals) std::fprintf(out_, "%s\n", format_stream_total(t).c_str());
   if (!summary.stream_totals.empty())
     std::fprintf(out_, "streams with data queued (Send-Q > 0) in at least half the intervals: %u of %zu\n",
@@ -89,6 +104,7 @@ void ProgressPrinter::on_finish(const IntervalReport& report, const TransferSumm
 
 void ProgressPrinter::on_queued(unsigned position, unsigned active, unsigned queued) {
   if (quiet_) return;
+  close_line();
   std::fprintf(out_, "queued, position %u (server: %u active, %u queued)\n", position, active, queued);
   std::fflush(out_);
 }
@@ -102,8 +118,7 @@ void ProgressPrinter::on_retry(unsigned next, unsigned total, double delay_secon
 }
 
 void ProgressPrinter::on_warning(const std::string& text) {
-  if (line_open_) std::fputc('\n', out_);
-  line_open_ = false;
+  close_line();
   std::fprintf(stderr, "pxfer: warning: %s\n", text.c_str());
 }
 

@@ -1,0 +1,5 @@
+#pragma once
+// pxfer's version (CMake's project version), as reports and summaries state it.
+namespace pxfer {
+const char* pxfer_version();
+}  // namespace pxfer
