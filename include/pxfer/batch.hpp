@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "pxfer/auto_controller.hpp"
+#include "pxfer/batch_events.hpp"
 #include "pxfer/client.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/rate_meter.hpp"
@@ -19,15 +20,6 @@
 
 namespace pxfer {
 
-// One file; `local` and `remote.path` are exact names (no "into this directory" expansion left).
-struct BatchFile {
-  Direction direction = Direction::put;
-  std::string local;
-  Url remote;
-  std::optional<std::uint64_t> source_size;  // a get's, when the walk already knows it
-  std::optional<std::uint32_t> mode;    // a get's source mode and mtime, for --preserve
-  std::optional<std::int64_t> mtime_ns;
-};
 
 struct BatchPlan {
   std::vector<std::string> local_directories;  // created (with parents) before any file moves
@@ -80,50 +72,10 @@ struct BatchShape {
 };
 BatchShape fit_streams(unsigned concurrency, std::uint16_t streams, unsigned max_streams);
 
-enum class FileStatus { done, skipped, failed };
 
-struct FileOutcome {
-  BatchFile file;
-  FileStatus status = FileStatus::failed;
-  TransferSummary summary;      // done
-  std::optional<Error> error;   // failed
-  unsigned attempts = 0;
-  std::uint16_t streams = 0;    // data streams of its (last) attempt
-  double started_s = 0;         // when its first attempt began, seconds after the run started
-  double finished_s = 0;        // when it ended (done, skipped or failed), likewise
-};
 
-struct BatchReport {
-  std::vector<FileOutcome> files;  // in the order they finished
-  std::vector<Error> setup_errors;  // directories that could not be made
-  std::uint64_t bytes = 0;         // moved by successful files
-  double seconds = 0;              // wall time of the whole run
-  std::size_t failed = 0;
-  std::size_t skipped = 0;
-  std::size_t planned = 0;         // files in the plan
-  std::optional<Errc> first_failure;
-};
 
-// The whole run's progress, sampled every BatchOptions::interval.
-struct BatchInterval {
-  RateSample total;           // bytes moved by every file so far (finished or not, retries too)
-  unsigned in_flight = 0;     // files moving now
-  unsigned target = 0;        // files in flight the scheduler aims for (--auto changes it)
-  std::size_t finished = 0;   // files done, skipped or failed
-  std::size_t planned = 0;
-};
 
-// What a run reports while it goes; every call is made under one lock, one at a time.
-class BatchListener {
- public:
-  virtual ~BatchListener() = default;
-  // A file's first attempt begins: `number` counts starts from 1.
-  virtual void on_file_start(const BatchFile& /*file*/, std::size_t /*number*/, std::size_t /*planned*/,
-                             std::uint16_t /*streams*/, double /*started_s*/) {}
-  virtual void on_file(const FileOutcome& /*outcome*/, std::size_t /*finished*/, std::size_t /*planned*/) {}
-  virtual void on_interval(const BatchInterval& /*interval*/) {}
-  virtual void on_decision(const AutoDecision& /*decision*/) {}
-};
 
 // Creates the plan's directories, then moves its files. Never throws for one file's failure.
 BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, BatchListener& listener);

@@ -5,7 +5,7 @@
 // stream each interval and a per-stream summary.
 #include <cstdio>
 
-#include "pxfer/client.hpp"
+#include "pxfer/transfer_events.hpp"
 
 namespace pxfer {
 

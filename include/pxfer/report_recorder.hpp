@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "pxfer/batch.hpp"
-#include "pxfer/client.hpp"
+#include "pxfer/batch_events.hpp"
+#include "pxfer/transfer_events.hpp"
 #include "pxfer/error.hpp"
 
 namespace pxfer {

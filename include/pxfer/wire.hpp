@@ -204,6 +204,10 @@ struct ListEntry {
   bool operator==(const ListEntry&) const = default;
 };
 inline constexpr std::size_t max_list_entries = 100000;  // per LIST answer, over all its frames
+// Encoded sizes, so that split_listing fills frames exactly: the smallest entry (kind, size,
+// mode, mtime and an empty path's length), and a LISTING's fields before its entries (more, count).
+inline constexpr std::size_t min_entry_bytes = 1 + 8 + 4 + 8 + 2;
+inline constexpr std::size_t listing_header_bytes = 1 + 4;
 struct List {
   std::string path;  // "" or "." = the export root
 };

@@ -194,146 +194,188 @@ std::chrono::milliseconds ramp_start(unsigned index, unsigned concurrency, std::
   return std::chrono::milliseconds(ramp_up.count() * std::min(index, concurrency - 1) / (concurrency - 1));
 }
 
-// Workers take the next file while fewer than `target` files are in flight; --auto moves the
-// target between decisions (idle workers wait, and start again when it rises), and the calling
-// thread samples the run's progress and makes those decisions.
-BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, BatchListener& listener) {
-  const auto start = Clock::now();
-  BatchReport report;
-  report.planned = plan.files.size();
-  create_local_directories(plan, report);
-  create_remote_directories(plan, options.client, report);
-  for (const auto& e : report.setup_errors)
-    if (!report.first_failure) report.first_failure = e.code();
+namespace {
 
-  std::optional<AutoController> controller;
-  if (options.auto_tune) {
-    AutoLimits limits{options.min_concurrency, options.concurrency, options.client.streams, options.max_streams};
-    controller.emplace(limits, start, AutoSettings{options.auto_tolerance, 0.5});
+// One run of run_batch: the shared state of its workers and of the thread that samples the run.
+// Workers take the next file while fewer than `target` files are in flight; --auto moves the
+// target between decisions (idle workers wait, and start again when it rises).
+class BatchRun {
+ public:
+  BatchRun(const BatchPlan& plan, const BatchOptions& options, BatchListener& listener)
+      : plan_(plan), options_(options), listener_(listener), start_(Clock::now()),
+        shape_(fit_streams(options.concurrency, options.client.streams, options.max_streams)),
+        pacer_(options.connect_rate) {
+    report_.planned = plan.files.size();
+    if (options.auto_tune) make_controller();
+    monitor_ = controller_ || options.interval.count() > 0;
+    base_ = session_options();
+    target_ = controller_ ? controller_->concurrency() : shape_.concurrency;
+    streams_ = controller_ ? controller_->streams() : shape_.streams;
+  }
+
+  BatchReport run() {
+    create_local_directories(plan_, report_);
+    create_remote_directories(plan_, options_.client, report_);
+    for (const auto& e : report_.setup_errors)
+      if (!report_.first_failure) report_.first_failure = e.code();
+    std::vector<std::thread> workers;
+    const unsigned pool = controller_ ? controller_->max_concurrency() : shape_.concurrency;
+    const unsigned count = std::min<std::size_t>(pool, std::max<std::size_t>(1, plan_.files.size()));
+    for (unsigned i = monitor_ ? 0 : 1; i < count; ++i) workers.emplace_back([this, i] { worker(i); });
+    if (monitor_) sample_until_done();
+    else worker(0);
+    for (auto& w : workers) w.join();
+    report_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+    return std::move(report_);
+  }
+
+ private:
+  void make_controller() {
+    AutoLimits limits{options_.min_concurrency, options_.concurrency, options_.client.streams, options_.max_streams};
+    controller_.emplace(limits, start_, AutoSettings{options_.auto_tolerance, 0.5});
     // The server's own limits, unless the caller already knows them: the first file's server
     // (an unreachable one fails each file on its own, with a clear message, below).
-    ServerLimits server = options.server_limits;
-    if (!server.max_concurrency && !server.max_streams && !plan.files.empty()) {
+    ServerLimits server = options_.server_limits;
+    if (!server.max_concurrency && !server.max_streams && !plan_.files.empty()) {
       try {
-        server = server_limits(plan.files.front().remote, options.client.connect_timeout);
+        server = server_limits(plan_.files.front().remote, options_.client.connect_timeout);
       } catch (const Error&) {
       }
     }
-    controller->apply_server_limits(server);
+    controller_->apply_server_limits(server);
   }
-  const BatchShape shape = fit_streams(options.concurrency, options.client.streams, options.max_streams);
-  const bool monitor = controller || options.interval.count() > 0;
-  ClientOptions base = options.client;
-  base.small_files_on_control = true;
-  // Files in flight already keep the cores busy: each worker's session gets its share of them
-  // rather than a thread per stream, which with many small files mostly costs context switches
-  // (2000 x 64 KiB put -r, -c 4 -p 4, 2 cores, loopback: 105 -> 120 MB/s, three rounds each).
-  if (base.threads == 0) {
-    const unsigned pool = options.auto_tune ? options.concurrency : shape.concurrency;
-    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    base.threads = std::clamp(cores / std::max(1u, pool), 1u, std::max<unsigned>(1, base.streams));
+
+  ClientOptions session_options() const {
+    ClientOptions base = options_.client;
+    base.small_files_on_control = true;
+    // Files in flight already keep the cores busy: each worker's session gets its share of them
+    // rather than a thread per stream, which with many small files mostly costs context switches
+    // (2000 x 64 KiB put -r, -c 4 -p 4, 2 cores, loopback: 105 -> 120 MB/s, three rounds each).
+    if (base.threads == 0) {
+      const unsigned pool = options_.auto_tune ? options_.concurrency : shape_.concurrency;
+      const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+      base.threads = std::clamp(cores / std::max(1u, pool), 1u, std::max<unsigned>(1, base.streams));
+    }
+    // No per-file rate lines in a batch; when the run is sampled, each file reports its bytes
+    // (to the counter, never printed) often enough for the aggregate rate.
+    base.perf_interval = monitor_ ? std::chrono::milliseconds(100) : std::chrono::milliseconds(0);
+    return base;
   }
-  // No per-file rate lines in a batch; when the run is sampled, each file reports its bytes
-  // (to the counter, never printed) often enough for the aggregate rate.
-  base.perf_interval = monitor ? std::chrono::milliseconds(100) : std::chrono::milliseconds(0);
 
-  std::mutex mutex;  // guards everything below, the report, and serializes the listener
-  std::condition_variable changed;
-  unsigned target = controller ? controller->concurrency() : shape.concurrency;
-  std::uint16_t streams = controller ? controller->streams() : shape.streams;
-  unsigned active = 0;
-  std::size_t next = 0;
-  unsigned interval_done = 0, interval_failed = 0;  // since the last decision
-  std::atomic<std::uint64_t> moved{0};
-  RatePacer pacer(options.connect_rate);  // --connect-rate: connections per second
+  double seconds_since_start() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
-  auto worker = [&](unsigned index) {
-    if (!controller) std::this_thread::sleep_until(start + ramp_start(index, shape.concurrency, options.ramp_up));
+  void worker(unsigned index) {
+    if (!controller_) std::this_thread::sleep_until(start_ + ramp_start(index, shape_.concurrency, options_.ramp_up));
     // Each worker keeps its control connection from file to file: small files then cost an OPEN
     // and their data connection, not a TLS handshake and a login each.
-    ClientSession session(base);
+    ClientSession session(base_);
     for (;;) {
-      std::unique_lock lock(mutex);
-      changed.wait(lock, [&] { return next >= plan.files.size() || active < target; });
-      if (next >= plan.files.size()) return;
-      const std::size_t i = next++;
-      ++active;
-      ClientOptions client = base;
-      client.streams = streams;
+      std::unique_lock lock(mutex_);
+      changed_.wait(lock, [&] { return next_ >= plan_.files.size() || active_ < target_; });
+      if (next_ >= plan_.files.size()) return;
+      const std::size_t i = next_++;
+      ++active_;
+      ClientOptions client = base_;
+      client.streams = streams_;
       lock.unlock();
-
-      std::this_thread::sleep_until(pacer.reserve(Clock::now(), client.streams + 1u));
-      const double started_s = std::chrono::duration<double>(Clock::now() - start).count();
-      {
-        std::lock_guard started(mutex);
-        listener.on_file_start(plan.files[i], i + 1, plan.files.size(), client.streams, started_s);
-      }
-      std::optional<ByteCounter> counter;
-      if (monitor) counter.emplace(moved);
-      FileOutcome outcome = move_one(session, plan.files[i], options, client, counter ? &*counter : nullptr, [&](const Error& e) {
-        // Only failures that say something about the link or the server count against it: a
-        // missing source or an existing destination does not.
-        if (!retryable(e.code(), RetryScope::transfer)) return;
-        std::lock_guard failed(mutex);
-        ++interval_failed;
-      });
-      outcome.started_s = started_s;
-      outcome.finished_s = std::chrono::duration<double>(Clock::now() - start).count();
-
+      FileOutcome outcome = move_file(session, i, client);
       lock.lock();
-      --active;
-      if (outcome.status == FileStatus::done) {
-        report.bytes += outcome.summary.bytes;
-        ++interval_done;
-      }
-      if (outcome.status == FileStatus::skipped) ++report.skipped;
-      if (outcome.status == FileStatus::failed) {
-        ++report.failed;
-        if (!report.first_failure) report.first_failure = outcome.error->code();
-      }
-      report.files.push_back(std::move(outcome));
-      listener.on_file(report.files.back(), report.files.size(), plan.files.size());
-      changed.notify_all();
+      record(std::move(outcome));
     }
-  };
+  }
 
-  std::vector<std::thread> workers;
-  const unsigned pool = controller ? controller->max_concurrency() : shape.concurrency;
-  const unsigned count = std::min<std::size_t>(pool, std::max<std::size_t>(1, plan.files.size()));
-  for (unsigned i = monitor ? 0 : 1; i < count; ++i) workers.emplace_back(worker, i);
-  if (!monitor) {
-    worker(0);
-  } else {
-    using namespace std::chrono;
+  FileOutcome move_file(ClientSession& session, std::size_t i, const ClientOptions& client) {
+    std::this_thread::sleep_until(pacer_.reserve(Clock::now(), client.streams + 1u));
+    const double started_s = seconds_since_start();
+    {
+      std::lock_guard started(mutex_);
+      listener_.on_file_start(plan_.files[i], i + 1, plan_.files.size(), client.streams, started_s);
+    }
+    std::optional<ByteCounter> counter;
+    if (monitor_) counter.emplace(moved_);
+    FileOutcome outcome = move_one(session, plan_.files[i], options_, client, counter ? &*counter : nullptr, [&](const Error& e) {
+      // Only failures that say something about the link or the server count against it: a
+      // missing source or an existing destination does not.
+      if (!retryable(e.code(), RetryScope::transfer)) return;
+      std::lock_guard failed(mutex_);
+      ++interval_failed_;
+    });
+    outcome.started_s = started_s;
+    outcome.finished_s = seconds_since_start();
+    return outcome;
+  }
+
+  // Under mutex_.
+  void record(FileOutcome outcome) {
+    --active_;
+    if (outcome.status == FileStatus::done) {
+      report_.bytes += outcome.summary.bytes;
+      ++interval_done_;
+    }
+    if (outcome.status == FileStatus::skipped) ++report_.skipped;
+    if (outcome.status == FileStatus::failed) {
+      ++report_.failed;
+      if (!report_.first_failure) report_.first_failure = outcome.error->code();
+    }
+    report_.files.push_back(std::move(outcome));
+    listener_.on_file(report_.files.back(), report_.files.size(), plan_.files.size());
+    changed_.notify_all();
+  }
+
+  // The calling thread: aggregate progress every options.interval, --auto decisions every
+  // options.auto_interval, until every file has finished.
+  void sample_until_done() {
     constexpr auto never = Clock::time_point::max();
-    auto next_interval = options.interval.count() > 0 ? start + options.interval : never;
-    auto next_decision = controller ? start + options.auto_interval : never;
-    RateMeter meter(start);
-    std::unique_lock lock(mutex);
-    auto all_finished = [&] { return report.files.size() >= plan.files.size(); };
+    auto next_interval = options_.interval.count() > 0 ? start_ + options_.interval : never;
+    auto next_decision = controller_ ? start_ + options_.auto_interval : never;
+    RateMeter meter(start_);
+    std::unique_lock lock(mutex_);
+    auto all_finished = [&] { return report_.files.size() >= plan_.files.size(); };
     while (!all_finished()) {
-      changed.wait_until(lock, std::min(next_interval, next_decision), all_finished);
+      changed_.wait_until(lock, std::min(next_interval, next_decision), all_finished);
       if (all_finished()) break;
       const auto now = Clock::now();
       if (now >= next_interval) {
-        BatchInterval sample{meter.sample(now, moved.load()), active, target, report.files.size(), plan.files.size()};
-        listener.on_interval(sample);
-        while (next_interval <= now) next_interval += options.interval;
+        BatchInterval sample{meter.sample(now, moved_.load()), active_, target_, report_.files.size(), plan_.files.size()};
+        listener_.on_interval(sample);
+        while (next_interval <= now) next_interval += options_.interval;
       }
-      if (controller && now >= next_decision) {
-        AutoDecision d = controller->decide(now, moved.load(), interval_done, interval_failed);
-        interval_done = interval_failed = 0;
-        target = controller->concurrency();
-        streams = controller->streams();
-        listener.on_decision(d);
-        changed.notify_all();
-        while (next_decision <= now) next_decision += options.auto_interval;
+      if (controller_ && now >= next_decision) {
+        AutoDecision d = controller_->decide(now, moved_.load(), interval_done_, interval_failed_);
+        interval_done_ = interval_failed_ = 0;
+        target_ = controller_->concurrency();
+        streams_ = controller_->streams();
+        listener_.on_decision(d);
+        changed_.notify_all();
+        while (next_decision <= now) next_decision += options_.auto_interval;
       }
     }
   }
-  for (auto& w : workers) w.join();
-  report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  return report;
+
+  const BatchPlan& plan_;
+  const BatchOptions& options_;
+  BatchListener& listener_;
+  const Clock::time_point start_;
+  const BatchShape shape_;
+  std::optional<AutoController> controller_;
+  bool monitor_ = false;
+  ClientOptions base_;
+  RatePacer pacer_;  // --connect-rate: connections per second
+  std::atomic<std::uint64_t> moved_{0};
+  std::mutex mutex_;  // guards everything below, the report, and serializes the listener
+  std::condition_variable changed_;
+  BatchReport report_;
+  unsigned target_ = 1;
+  std::uint16_t streams_ = 1;
+  unsigned active_ = 0;
+  std::size_t next_ = 0;
+  unsigned interval_done_ = 0, interval_failed_ = 0;  // since the last decision
+};
+
+}  // namespace
+
+BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, BatchListener& listener) {
+  return BatchRun(plan, options, listener).run();
 }
 
 std::string format_outcome(const FileOutcome& outcome) {

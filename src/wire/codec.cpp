@@ -224,9 +224,6 @@ template <class IO, class E> void entry_fields(IO& io, E& e) {
   mtime(io, e.mtime_ns);
   io.str(e.relative_path, max_path_length);
 }
-// Smallest encoded entry: kind, size, mode, mtime and an empty path's length.
-constexpr std::size_t min_entry_bytes = 1 + 8 + 4 + 8 + 2;
-constexpr std::size_t listing_header_bytes = 1 + 4;  // more, count
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Listing> {
   io.u8(m.more);
   // The count cannot promise more entries than one payload holds.
@@ -294,54 +291,14 @@ DecodeStatus decode_as(std::span<const std::uint8_t> payload, Message& out) {
   return DecodeStatus::ok;
 }
 
+// OPEN's values within pxfer/limits.hpp and the enums it carries. (Unknown flags are the server's
+// to refuse with a clear message: transfer/negotiate.cpp.)
+bool within_limits(const Open& o) {
+  return (o.direction == Direction::put || o.direction == Direction::get) && o.compress_mode <= 2 && o.checksum <= 2 &&
+         limits::streams_problem(o.streams).empty() && limits::block_size_problem(o.block_size).empty();
+}
+
 }  // namespace
-
-const char* to_string(DecodeStatus status) noexcept {
-  switch (status) {
-    case DecodeStatus::ok: return "ok";
-    case DecodeStatus::truncated: return "truncated frame";
-    case DecodeStatus::unknown_type: return "unknown frame type";
-    case DecodeStatus::too_long: return "length over limit";
-    case DecodeStatus::bad_field: return "invalid field value";
-    case DecodeStatus::trailing_bytes: return "trailing bytes after message";
-  }
-  return "?";
-}
-
-const char* type_name(FrameType type) noexcept {
-  switch (type) {
-    case FrameType::hello: return "HELLO";
-    case FrameType::hello_ok: return "HELLO_OK";
-    case FrameType::open: return "OPEN";
-    case FrameType::open_ok: return "OPEN_OK";
-    case FrameType::attach: return "ATTACH";
-    case FrameType::attach_ok: return "ATTACH_OK";
-    case FrameType::block: return "BLOCK";
-    case FrameType::ack: return "ACK";
-    case FrameType::end: return "END";
-    case FrameType::commit: return "COMMIT";
-    case FrameType::result: return "RESULT";
-    case FrameType::error: return "ERROR";
-    case FrameType::ping: return "PING";
-    case FrameType::pong: return "PONG";
-    case FrameType::stats: return "STATS";
-    case FrameType::info_request: return "INFO_REQUEST";
-    case FrameType::info: return "INFO";
-    case FrameType::queued: return "QUEUED";
-    case FrameType::remove: return "REMOVE";
-    case FrameType::done: return "DONE";
-    case FrameType::list: return "LIST";
-    case FrameType::listing: return "LISTING";
-    case FrameType::mkdir: return "MKDIR";
-    case FrameType::have: return "HAVE";
-    case FrameType::auth: return "AUTH";
-    case FrameType::auth_ok: return "AUTH_OK";
-    case FrameType::sum: return "SUM";
-    case FrameType::sum_ok: return "SUM_OK";
-    case FrameType::set_attributes: return "SET_ATTRIBUTES";
-  }
-  return "UNKNOWN";
-}
 
 std::uint32_t max_payload(FrameType type) noexcept {
   switch (type) {
@@ -405,16 +362,10 @@ DecodeStatus decode_message(const FrameHeader& header, std::span<const std::uint
       break;
     }
     case FrameType::hello_ok: st = decode_as<HelloOk>(payload, out); break;
-    case FrameType::open: {
+    case FrameType::open:
       st = decode_as<Open>(payload, out);
-      if (st == DecodeStatus::ok) {
-        auto& o = std::get<Open>(out);
-        if ((o.direction != Direction::put && o.direction != Direction::get) || o.streams == 0 || o.compress_mode > 2 || o.checksum > 2 ||
-            o.streams > max_streams || o.block_size < min_block_size || o.block_size > max_block_size)
-          return DecodeStatus::bad_field;
-      }
+      if (st == DecodeStatus::ok && !within_limits(std::get<Open>(out))) return DecodeStatus::bad_field;
       break;
-    }
     case FrameType::open_ok: {
       st = decode_as<OpenOk>(payload, out);
       if (st == DecodeStatus::ok) {
@@ -510,39 +461,6 @@ std::vector<std::uint8_t> encode(const Message& message) {
       message);
   put_header(out.data(), type_of(message), static_cast<std::uint32_t>(out.size() - header_size));
   return out;
-}
-
-std::vector<Listing> split_listing(std::vector<ListEntry> entries) {
-  std::vector<Listing> frames(1);
-  std::size_t used = listing_header_bytes;
-  for (auto& e : entries) {
-    std::size_t bytes = min_entry_bytes + e.relative_path.size();
-    if (used + bytes > max_control_payload) {
-      frames.back().more = 1;
-      frames.emplace_back();
-      used = listing_header_bytes;
-    }
-    used += bytes;
-    frames.back().entries.push_back(std::move(e));
-  }
-  return frames;
-}
-
-std::vector<Have> split_have(const std::vector<bool>& present) {
-  constexpr std::size_t blocks_per_frame = max_have_bytes * 8;
-  std::vector<Have> frames;
-  for (std::size_t first = 0; first < present.size() || frames.empty(); first += blocks_per_frame) {
-    Have h;
-    h.first_block = static_cast<std::uint32_t>(first);
-    std::size_t n = std::min(blocks_per_frame, present.size() - first);
-    h.bitmap.assign((n + 7) / 8, 0);
-    for (std::size_t i = 0; i < n; ++i)
-      if (present[first + i]) h.bitmap[i / 8] |= static_cast<std::uint8_t>(1u << (i % 8));
-    h.more = 1;
-    frames.push_back(std::move(h));
-  }
-  frames.back().more = 0;
-  return frames;
 }
 
 std::array<std::uint8_t, header_size + block_header_size> encode_block_header(const BlockHeader& block) {

@@ -1,0 +1,68 @@
+#pragma once
+// What a transfer reports while it runs and when it ends: the summary and the listener interface
+// the printers (report/) implement. Below the client: printers include this, never client.hpp.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pxfer/checksum.hpp"
+#include "pxfer/compression.hpp"
+#include "pxfer/rate_meter.hpp"
+#include "pxfer/socket_tuning.hpp"
+#include "pxfer/stream_meter.hpp"
+
+namespace pxfer {
+
+enum class Direction { put, get };
+
+// The server's load when it admitted the transfer (OPEN_OK, from servers with cap_admission).
+struct ServerLoad {
+  bool known = false;
+  unsigned active = 0;      // transfers moving data, this one included
+  unsigned queued = 0;      // transfers waiting
+  unsigned max_active = 0;  // 0 = no limit
+};
+
+struct TransferSummary {
+  Direction direction = Direction::get;
+  std::string source;       // as shown in the "Source:" line
+  std::string destination;  // as shown in the "Dest:" line
+  std::uint64_t bytes = 0;
+  double seconds = 0;
+  std::uint16_t streams = 0;
+  std::uint32_t block_size = 0;
+  ChecksumAlgo checksum = ChecksumAlgo::adler32;
+  std::string checksum_value;
+  BufferGrant local_buffers;   // of the first data stream
+  BufferGrant remote_buffers;
+  std::vector<std::string> warnings;
+  std::string congestion;                   // in use on the data streams
+  CompressionSetting compression;
+  std::uint64_t wire_bytes = 0;             // block payload on the wire (less than bytes when compressed)
+  std::vector<StreamTotals> stream_totals;  // with --stream-stats
+  std::uint64_t resumed_bytes = 0;          // already at the receiver from an earlier attempt: not sent
+  std::uint64_t stream_recoveries = 0;      // data streams that broke or stalled and were replaced
+  unsigned attempts = 1;                    // 1 + retries used
+  // "control TLS1.3 (TLS_AES_256_GCM_SHA384), data clear" or "..., data TLS1.3 (...)"
+  std::string protection;
+  std::string identity;  // who the server says we are (token name, certificate CN, anonymous)
+  ServerLoad server_load;
+};
+
+// Receives progress while a transfer runs (from one thread at a time).
+class ProgressListener {
+ public:
+  virtual ~ProgressListener() = default;
+  virtual void on_start(const TransferSummary&) {}
+  virtual void on_interval(const IntervalReport&) {}
+  virtual void on_finish(const IntervalReport&, const TransferSummary&) {}
+  virtual void on_warning(const std::string&) {}
+  // The server holds the transfer in line (pxferd --max-active) before it starts.
+  virtual void on_queued(unsigned /*position*/, unsigned /*active*/, unsigned /*queued*/) {}
+  // A data stream broke or stalled; its blocks went to the other streams and it reconnects.
+  virtual void on_stream_event(const std::string&) {}
+  // The attempt failed with `reason`; attempt `next` of `total` starts in `delay_seconds`.
+  virtual void on_retry(unsigned /*next*/, unsigned /*total*/, double /*delay_seconds*/, const std::string& /*reason*/) {}
+};
+
+}  // namespace pxfer
