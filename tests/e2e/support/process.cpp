@@ -200,6 +200,34 @@ RunResult run_pxfer_args(const std::vector<std::string>& args, std::chrono::mill
   return result;
 }
 
+namespace {
+constexpr const char* setpriv = "/usr/bin/setpriv";
+constexpr uid_t nobody = 65534;
+}  // namespace
+
+uid_t unprivileged_uid() { return ::geteuid() == 0 ? nobody : ::geteuid(); }
+
+std::string unprivileged_unavailable() {
+  if (::geteuid() != 0) return "";
+  if (::access(setpriv, X_OK) != 0) return "running as root without setpriv (util-linux) to drop privileges";
+  return "";
+}
+
+RunResult run_pxfer_unprivileged(const std::vector<std::string>& args, std::chrono::milliseconds timeout) {
+  std::vector<std::string> argv;
+  if (::geteuid() == 0)
+    argv = {setpriv, "--reuid=" + std::to_string(nobody), "--regid=" + std::to_string(nobody), "--clear-groups",
+            "--inh-caps=-all", "--bounding-set=-all"};
+  argv.push_back(binary_path("pxfer"));
+  argv.insert(argv.end(), args.begin(), args.end());
+  ChildProcess child = ChildProcess::piped(argv);
+  RunResult result;
+  result.exit_code = child.wait(timeout, &result.timed_out);
+  result.out = child.out();
+  result.err = child.err();
+  return result;
+}
+
 std::string create_token(const std::string& name, const std::string& tokens_file) {
   auto child = ChildProcess::piped({binary_path("pxferd"), "token", "create", name, "--tokens", tokens_file});
   if (child.wait(30s) != 0) throw std::runtime_error("pxferd token create " + name + " failed: " + child.err());

@@ -71,6 +71,16 @@ template <class... Args>
 RunResult run_pxfer(const Args&... args) {
   return run_pxfer_args(std::vector<std::string>{std::string(args)...});
 }
+// Permission checks cannot fail for root (CAP_DAC_OVERRIDE), and CI runs as root. For those
+// tests, pxfer runs as an unprivileged user: as root, under setpriv as nobody:nogroup with no
+// supplementary groups and no capabilities (files it must read need to be readable by others,
+// directories on the way searchable); as anyone else, as itself.
+// "" when that is possible here, otherwise why not (for a GTEST_SKIP: the machine lacks it).
+std::string unprivileged_unavailable();
+RunResult run_pxfer_unprivileged(const std::vector<std::string>& args, std::chrono::milliseconds timeout = 120s);
+// The uid pxfer runs under in run_pxfer_unprivileged.
+uid_t unprivileged_uid();
+
 // Starts pxfer without waiting (stdout/stderr piped).
 ChildProcess start_pxfer(const std::vector<std::string>& args);
 
