@@ -105,6 +105,31 @@ TEST_F(Errors, GetIntoUnwritableDestinationFails) {
   expect_server_serving();
 }
 
+// The server side of the same: pxferd as an unprivileged user (as root: nobody, setpriv) may
+// not write into a directory only root may write, nor read a file only root may read. Both are
+// permission errors (exit 4) naming the path, and nothing is left behind.
+TEST_F(Errors, WhatTheServersFileSystemForbidsIsPermissionDenied) {
+  if (std::string why = unprivileged_unavailable(); !why.empty()) GTEST_SKIP() << why;
+  const bool root_user = ::geteuid() == 0;
+  std::string export_root = dir.subdir("uroot");
+  std::string locked = dir.subdir("uroot/locked");
+  for (const std::string& d : {dir.path(), export_root}) ASSERT_EQ(::chmod(d.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(locked.c_str(), root_user ? 0755 : 0555), 0);  // root's, or read-only for its owner
+  write_text(export_root + "/secret.txt", "secret\n");
+  ASSERT_EQ(::chmod((export_root + "/secret.txt").c_str(), root_user ? 0600 : 0000), 0);
+  ServerProcess unprivileged(ServerProcess::Unprivileged{}, export_root);
+
+  RunResult put = run_pxfer("put", small, unprivileged.url("locked/x.bin"));
+  expect_error(put, exit_permission, "locked");
+  EXPECT_EQ(list_dir(locked), std::vector<std::string>{});
+  RunResult get = run_pxfer("get", unprivileged.url("secret.txt"), local + "/secret.txt");
+  expect_error(get, exit_permission, "secret.txt");
+  EXPECT_FALSE(path_exists(local + "/secret.txt"));
+  ::chmod(locked.c_str(), 0755);
+  ::chmod((export_root + "/secret.txt").c_str(), 0644);
+  ASSERT_TRUE(unprivileged.running()) << unprivileged.log();
+}
+
 // A destination "inside" a regular file is unwritable for everyone, root included: opening its
 // parent gives ENOTDIR, reported as not-found.
 TEST_F(Errors, GetIntoAPathThroughARegularFileIsNotFound) {

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -296,10 +297,30 @@ void pin_server(const std::string& authority, const std::string& fingerprint) {
 
 ServerProcess::ServerProcess(const std::string& root, const std::string& listen,
                              const std::vector<std::string>& extra_args) {
+  start({}, root, listen, extra_args);
+}
+
+ServerProcess::ServerProcess(Unprivileged, const std::string& root, const std::vector<std::string>& extra_args) {
+  std::vector<std::string> prefix;
+  std::vector<std::string> args = extra_args;
+  if (::geteuid() == 0) {
+    // The unprivileged pxferd writes its port file and keeps its certificate here.
+    ::chown(state_.path().c_str(), nobody, nobody);
+    ::chmod(state_.path().c_str(), 0755);
+    prefix = {setpriv, "--reuid=" + std::to_string(nobody), "--regid=" + std::to_string(nobody), "--clear-groups",
+              "--inh-caps=-all", "--bounding-set=-all"};
+  }
+  args.insert(args.end(), {"--state-dir", state_ / "pxferd-state"});
+  start(prefix, root, "127.0.0.1:0", std::move(args));
+}
+
+void ServerProcess::start(const std::vector<std::string>& prefix, const std::string& root, const std::string& listen,
+                          std::vector<std::string> extra_args) {
   auto colon = listen.rfind(':');
   host_ = listen.substr(0, colon);
   std::string port_file = state_ / "port";
-  std::vector<std::string> argv{binary_path("pxferd"), "--root", root, "--listen", listen, "--port-file", port_file};
+  std::vector<std::string> argv = prefix;
+  argv.insert(argv.end(), {binary_path("pxferd"), "--root", root, "--listen", listen, "--port-file", port_file});
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   // Existing tests need no credentials: anonymous read-write, which pxferd allows on loopback only.
   if (!has_auth_option(extra_args)) argv.push_back("--insecure-no-auth");

@@ -101,6 +101,11 @@ class ServerProcess {
  public:
   explicit ServerProcess(const std::string& root, const std::string& listen = "127.0.0.1:0",
                          const std::vector<std::string>& extra_args = {});
+  struct Unprivileged {};
+  // pxferd as the unprivileged user of run_pxfer_unprivileged (as root: nobody, no capabilities),
+  // with a state directory of its own (its certificate is pinned all the same). `root` must be
+  // searchable by that user; check unprivileged_unavailable() first.
+  ServerProcess(Unprivileged, const std::string& root, const std::vector<std::string>& extra_args = {});
   ~ServerProcess();  // stop() unless already stopped
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;
@@ -125,6 +130,8 @@ class ServerProcess {
   StopResult stop(std::chrono::milliseconds grace = 5s);
 
  private:
+  void start(const std::vector<std::string>& prefix, const std::string& root, const std::string& listen,
+             std::vector<std::string> extra_args);
   TempDir state_;  // port file and logs, outside the export root
   std::string host_;
   std::uint16_t port_ = 0;
