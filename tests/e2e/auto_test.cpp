@@ -140,14 +140,14 @@ TEST_F(Auto, BatchJsonLinesAllParseAndTheSummaryAddsUp) {
   std::uint64_t bytes = 0;
   std::map<std::string, std::uint64_t> done_sizes;
   for (int i = 0; i < 10; ++i) {
-    const std::string name = "f" + std::to_string(i) + ".dat";
+    const std::string name = std::string("f") + std::to_string(i) + ".dat";
     EXPECT_TRUE(files_equal(tree + "/" + name, root + "/j/" + name));
     bytes += file_size(tree + "/" + name);
   }
   for (const auto& e : all)
     if (e.at("event") == "file_done") {
       const std::string path = e.at("path").get<std::string>();
-      const std::string name = path.substr(path.rfind('/') + 1);
+      const std::string name = fs::path(path).filename().string();
       SCOPED_TRACE(e.dump());
       ASSERT_TRUE(path_exists(tree + "/" + name));
       EXPECT_EQ(e.at("bytes").get<std::uint64_t>(), file_size(tree + "/" + name));
