@@ -73,7 +73,7 @@ jobs="$(nproc)"
 "$here/tools/build.sh" "$build_dir" Release -j "$jobs"
 
 status=0
-junit="$build_dir/Testing/ctest-junit.xml"
+junit="$(cd "$build_dir" && pwd)/Testing/ctest-junit.xml"  # absolute: ctest runs inside the build directory
 rm -f "$junit"
 (cd "$build_dir" && ctest --output-on-failure --timeout 600 -j 1 --output-junit "$junit") || status=$?
 
@@ -117,8 +117,14 @@ if [ "${PXFER_SANITIZE:-1}" != 0 ]; then
   if [ "$asan_status" = 0 ]; then
     export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}"
     export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
-    (cd "$asan_dir" && ctest --output-on-failure --timeout 900 -j 1 -L unit) || asan_status=$?
-    (cd "$asan_dir" && ctest --output-on-failure --timeout 900 -j 1 -L e2e -R "$e2e_regex") || asan_status=$?
+    asan_junit="$(cd "$asan_dir" && pwd)/Testing/ctest-junit"
+    rm -f "$asan_junit-unit.xml" "$asan_junit-e2e.xml"
+    (cd "$asan_dir" && ctest --output-on-failure --timeout 900 -j 1 -L unit --output-junit "$asan_junit-unit.xml") || asan_status=$?
+    (cd "$asan_dir" && ctest --output-on-failure --timeout 900 -j 1 -L e2e -R "$e2e_regex" --output-junit "$asan_junit-e2e.xml") || asan_status=$?
+    # The same rule for skips under the sanitizers.
+    for report in "$asan_junit-unit.xml" "$asan_junit-e2e.xml"; do
+      "$here/tools/test.sh" --report-skips "$report" "$here/tests/skip-allowlist.txt" || asan_status=1
+    done
   fi
   echo "ASan+UBSan: build $((built - started))s, tests $(($(date +%s) - built))s, status $asan_status"
   [ "$asan_status" = 0 ] || status=1
