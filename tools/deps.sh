@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev libisal-dev libzstd-dev nlohmann-json3-dev
   iproute2 iperf3 iputils-ping openssl bc python3
+  strace util-linux  # tests: --sync seen from outside (strace), runs as an unprivileged user (setpriv)
   clang libclang-rt-14-dev  # fuzz/run.sh: libFuzzer targets
   chromium fonts-dejavu-core  # the e2e test that renders a `pxfer report` page (headless screenshot)
 )

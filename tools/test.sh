@@ -2,16 +2,87 @@
 # Builds pxfer and runs the whole test suite (ctest prints its summary), then a short smoke run
 # of the benchmark binary, a short fuzz run (fuzz/run.sh) and the unit tests plus the Errors,
 # Faults and Limits e2e suites under ASan+UBSan. Installs missing Debian packages itself.
-# Exit status: 0 only when ctest, the fuzz run and the sanitizer run all pass.
+# Exit status: 0 only when ctest, the fuzz run and the sanitizer run all pass, and (as root with
+# /dev/net/tun, i.e. in CI) no test was skipped that tests/skip-allowlist.txt does not name.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+# tools/test.sh --report-skips JUNIT_XML ALLOWLIST: prints the skipped tests of a ctest
+# --output-junit report with their reasons; exit 1 when this machine could have run them all
+# (root and /dev/net/tun) and one that is not on the allow-list was skipped, 2 when the report is
+# missing or unreadable.
+if [ "${1:-}" = --report-skips ]; then
+  strict=0
+  if [ "$(id -u)" = 0 ] && [ -c /dev/net/tun ]; then strict=1; fi
+  exec python3 - "$2" "$3" "$strict" <<'PY'
+import re, sys, xml.etree.ElementTree as ET
+junit, allowlist, strict = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+try:
+    cases = ET.parse(junit).getroot().iter("testcase")
+except (OSError, ET.ParseError) as e:
+    print(f"== skipped tests: cannot read {junit}: {e}")
+    sys.exit(2)
+allowed = {}
+try:
+    for line in open(allowlist):
+        line = line.strip()
+        if line and not line.startswith("#"):
+            name, _, reason = line.partition(" ")
+            allowed[name] = reason.strip()
+except OSError:
+    pass
+def reason_of(output):
+    lines = (output or "").splitlines()
+    for i, l in enumerate(lines):
+        if re.search(r": Skipped$", l) and i + 1 < len(lines) and lines[i + 1].strip():
+            return lines[i + 1].strip()
+        m = re.match(r"^SKIP: (.*)", l)
+        if m:
+            return m.group(1)
+    return "(no reason printed)"
+skipped = []
+for c in cases:
+    status = c.get("status", "")
+    out = c.findtext("system-out") or ""
+    # A script's SKIP_RETURN_CODE shows as <skipped/>; a GTEST_SKIP (ctest's
+    # SKIP_REGULAR_EXPRESSION) only in the output.
+    if c.find("skipped") is not None or status in ("skipped", "notrun", "disabled") or \
+            re.search(r"^\[  SKIPPED \]", out, re.M):
+        skipped.append((c.get("name"), reason_of(out)))
+if not skipped:
+    print("== skipped tests: none")
+    sys.exit(0)
+print(f"== skipped tests: {len(skipped)} (ctest counts them as passed)")
+bad = []
+for name, reason in skipped:
+    mark = ""
+    if name in allowed:
+        mark = f"  [allowed: {allowed[name]}]"
+    elif strict:
+        mark = "  [NOT ALLOWED here: root with /dev/net/tun runs every test]"
+        bad.append(name)
+    print(f"  {name}: {reason}{mark}")
+if bad:
+    print(f"FAIL: {len(bad)} test(s) skipped on a machine that can run them (tests/skip-allowlist.txt lists the exceptions)")
+    sys.exit(1)
+PY
+fi
 build_dir="${PXFER_BUILD_DIR:-$here/build}"
 jobs="$(nproc)"
 
 "$here/tools/build.sh" "$build_dir" Release -j "$jobs"
 
 status=0
-(cd "$build_dir" && ctest --output-on-failure --timeout 600 -j 1) || status=$?
+junit="$(cd "$build_dir" && pwd)/Testing/ctest-junit.xml"  # absolute: ctest runs inside the build directory
+rm -f "$junit"
+(cd "$build_dir" && ctest --output-on-failure --timeout 600 -j 1 --output-junit "$junit") || status=$?
+
+# ctest counts a skipped test as passed. List every skipped test with its reason (the line after
+# gtest's "Skipped", or a script's "SKIP: ..." line); as root with /dev/net/tun (CI) nothing may be
+# skipped unless tests/skip-allowlist.txt names it: a skip there means the test proved nothing.
+skip_status=0
+"$here/tools/test.sh" --report-skips "$junit" "$here/tests/skip-allowlist.txt" || skip_status=$?
+[ "$skip_status" = 0 ] || status=1
 
 echo "== benchmark smoke run (bench/results/ has the real figures) =="
 "$build_dir/bin/pxfer-bench" --benchmark_min_time=0.01 \
@@ -46,8 +117,14 @@ if [ "${PXFER_SANITIZE:-1}" != 0 ]; then
   if [ "$asan_status" = 0 ]; then
     export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}"
     export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
-    (cd "$asan_dir" && ctest --output-on-failure --timeout 900 -j 1 -L unit) || asan_status=$?
-    (cd "$asan_dir" && ctest --output-on-failure --timeout 900 -j 1 -L e2e -R "$e2e_regex") || asan_status=$?
+    asan_junit="$(cd "$asan_dir" && pwd)/Testing/ctest-junit"
+    rm -f "$asan_junit-unit.xml" "$asan_junit-e2e.xml"
+    (cd "$asan_dir" && ctest --output-on-failure --timeout 900 -j 1 -L unit --output-junit "$asan_junit-unit.xml") || asan_status=$?
+    (cd "$asan_dir" && ctest --output-on-failure --timeout 900 -j 1 -L e2e -R "$e2e_regex" --output-junit "$asan_junit-e2e.xml") || asan_status=$?
+    # The same rule for skips under the sanitizers.
+    for report in "$asan_junit-unit.xml" "$asan_junit-e2e.xml"; do
+      "$here/tools/test.sh" --report-skips "$report" "$here/tests/skip-allowlist.txt" || asan_status=1
+    done
   fi
   echo "ASan+UBSan: build $((built - started))s, tests $(($(date +%s) - built))s, status $asan_status"
   [ "$asan_status" = 0 ] || status=1

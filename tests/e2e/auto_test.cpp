@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 
@@ -134,13 +135,27 @@ TEST_F(Auto, BatchJsonLinesAllParseAndTheSummaryAddsUp) {
   EXPECT_EQ(summary.at("skipped"), 0);
   EXPECT_EQ(summary.at("failed"), 0);
   EXPECT_EQ(summary.at("exit_code"), 0);
+  // The figures are checked against the files themselves, not against other lines of the same
+  // output: sizes and checksums on disk at both ends.
   std::uint64_t bytes = 0;
+  std::map<std::string, std::uint64_t> done_sizes;
+  for (int i = 0; i < 10; ++i) {
+    const std::string name = std::string("f") + std::to_string(i) + ".dat";
+    EXPECT_TRUE(files_equal(tree + "/" + name, root + "/j/" + name));
+    bytes += file_size(tree + "/" + name);
+  }
   for (const auto& e : all)
     if (e.at("event") == "file_done") {
-      bytes += e.at("bytes").get<std::uint64_t>();
-      EXPECT_TRUE(e.at("checksum").get<std::string>().starts_with("adler32: ")) << e.dump();
+      const std::string path = e.at("path").get<std::string>();
+      const std::string name = fs::path(path).filename().string();
+      SCOPED_TRACE(e.dump());
+      ASSERT_TRUE(path_exists(tree + "/" + name));
+      EXPECT_EQ(e.at("bytes").get<std::uint64_t>(), file_size(tree + "/" + name));
+      EXPECT_EQ(e.at("checksum").get<std::string>(), "adler32: " + adler32_hex(root + "/j/" + name));
+      done_sizes[name] = e.at("bytes").get<std::uint64_t>();
     }
-  EXPECT_EQ(summary.at("bytes").get<std::uint64_t>(), bytes);
+  EXPECT_EQ(done_sizes.size(), 10u) << "a file_done per file, each named once";
+  EXPECT_EQ(summary.at("bytes").get<std::uint64_t>(), bytes) << "the sum of the sizes on disk";
   for (const auto& e : all) {
     if (e.at("event") == "interval") {
       EXPECT_LE(e.at("bytes").get<std::uint64_t>(), bytes) << e.dump();

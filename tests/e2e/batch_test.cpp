@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 
+#include "fault_proxy.hpp"
 #include "support/e2e.hpp"
 
 namespace pxfer::e2e {
@@ -81,9 +82,20 @@ TEST_F(Batch, TwentyFilesFourAtATime) {
   std::string many = local + "/many";
   fs::create_directories(many);
   for (int i = 0; i < 20; ++i) make_file(many + "/f" + std::to_string(i), (i + 1) * 37 * KiB, i);
-  auto put = run_pxfer("put", "-r", "-c", "4", "-p", "2", many, server.url("many"));
+  // Paced at 1 MiB/s per connection (about 2 s for the 7.4 MiB), so the server's disk shows the
+  // files being written at once: four, never more.
+  pxfer::testing::FaultProxy paced(server.port());
+  paced.set_rate(1 * MiB);
+  pin_server("127.0.0.1:" + std::to_string(paced.port()), server.fingerprint());
+  TemporaryWatcher writing(root);
+  auto put = run_pxfer("put", "-r", "-c", "4", "-p", "2", many, "pxfer://127.0.0.1:" + std::to_string(paced.port()) + "/many");
+  writing.stop();
   ASSERT_EQ(put.exit_code, 0) << put.err << put.out;
   expect_same_tree(many, root + "/many");
+  EXPECT_EQ(writing.seen().size(), 20u) << writing.samples() << " samples";
+  EXPECT_LE(writing.most_at_once(), 4u) << "more than -c 4 files were being written at once";
+  EXPECT_GE(writing.most_at_once(), 3u) << "-c 4 but at most " << writing.most_at_once() << " files at once ("
+                                        << writing.samples() << " samples)";
   EXPECT_EQ(count_lines_containing(put.out, "done "), 20u) << put.out;
   EXPECT_NE(put.out.find("[20/20]"), std::string::npos);
 

@@ -86,24 +86,58 @@ TEST_F(Errors, GetIntoNonexistentDirectoryIsNotFound) {
   expect_server_serving();
 }
 
+// A destination directory the user may not write: permission denied (exit 4), nothing created.
+// As root the permission check cannot fail (CAP_DAC_OVERRIDE), so pxfer runs as nobody then
+// (run_pxfer_unprivileged), against a directory only root may write.
 TEST_F(Errors, GetIntoUnwritableDestinationFails) {
+  if (std::string why = unprivileged_unavailable(); !why.empty()) GTEST_SKIP() << why;
   write_text(root + "/data.txt", "data\n");
-  if (::geteuid() == 0) {
-    // Running as root: a 0555 directory does not stop root from creating files in it
-    // (CAP_DAC_OVERRIDE), so that case cannot fail here. A destination "inside" a regular file
-    // is unwritable for everyone: opening its parent gives ENOTDIR, reported as not-found.
-    write_text(local + "/somefile", "plain file\n");
-    RunResult r = run_pxfer("get", server.url("data.txt"), local + "/somefile/x");
-    expect_error(r, exit_not_found, "somefile");
-    EXPECT_EQ(read_text(local + "/somefile"), "plain file\n");
-  } else {
-    std::string ro = dir.subdir("local/readonly");
-    ASSERT_EQ(::chmod(ro.c_str(), 0555), 0);
-    RunResult r = run_pxfer("get", server.url("data.txt"), ro + "/x");
-    ::chmod(ro.c_str(), 0755);
-    expect_error(r, exit_permission, "readonly");
-    EXPECT_EQ(list_dir(ro), std::vector<std::string>{});
-  }
+  std::string ro = dir.subdir("local/readonly");
+  // Searchable by the unprivileged user on the way down, writable by nobody but root.
+  for (const std::string& d : {dir.path(), local}) ASSERT_EQ(::chmod(d.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(ro.c_str(), ::geteuid() == 0 ? 0755 : 0555), 0);
+  // pxfer pins the server itself (its known_hosts is the test's, private to root).
+  RunResult r = run_pxfer_unprivileged({"get", server.url("data.txt"), ro + "/x", "--fingerprint", server.fingerprint()});
+  ::chmod(ro.c_str(), 0755);
+  expect_error(r, exit_permission, "readonly");
+  EXPECT_NE(r.err.find("ermission denied"), std::string::npos) << r.err;
+  EXPECT_EQ(list_dir(ro), std::vector<std::string>{});
+  expect_server_serving();
+}
+
+// The server side of the same: pxferd as an unprivileged user (as root: nobody, setpriv) may
+// not write into a directory only root may write, nor read a file only root may read. Both are
+// permission errors (exit 4) naming the path, and nothing is left behind.
+TEST_F(Errors, WhatTheServersFileSystemForbidsIsPermissionDenied) {
+  if (std::string why = unprivileged_unavailable(); !why.empty()) GTEST_SKIP() << why;
+  const bool root_user = ::geteuid() == 0;
+  std::string export_root = dir.subdir("uroot");
+  std::string locked = dir.subdir("uroot/locked");
+  for (const std::string& d : {dir.path(), export_root}) ASSERT_EQ(::chmod(d.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(locked.c_str(), root_user ? 0755 : 0555), 0);  // root's, or read-only for its owner
+  write_text(export_root + "/secret.txt", "secret\n");
+  ASSERT_EQ(::chmod((export_root + "/secret.txt").c_str(), root_user ? 0600 : 0000), 0);
+  ServerProcess unprivileged(ServerProcess::Unprivileged{}, export_root);
+
+  RunResult put = run_pxfer("put", small, unprivileged.url("locked/x.bin"));
+  expect_error(put, exit_permission, "locked");
+  EXPECT_EQ(list_dir(locked), std::vector<std::string>{});
+  RunResult get = run_pxfer("get", unprivileged.url("secret.txt"), local + "/secret.txt");
+  expect_error(get, exit_permission, "secret.txt");
+  EXPECT_FALSE(path_exists(local + "/secret.txt"));
+  ::chmod(locked.c_str(), 0755);
+  ::chmod((export_root + "/secret.txt").c_str(), 0644);
+  ASSERT_TRUE(unprivileged.running()) << unprivileged.log();
+}
+
+// A destination "inside" a regular file is unwritable for everyone, root included: opening its
+// parent gives ENOTDIR, reported as not-found.
+TEST_F(Errors, GetIntoAPathThroughARegularFileIsNotFound) {
+  write_text(root + "/data.txt", "data\n");
+  write_text(local + "/somefile", "plain file\n");
+  RunResult r = run_pxfer("get", server.url("data.txt"), local + "/somefile/x");
+  expect_error(r, exit_not_found, "somefile");
+  EXPECT_EQ(read_text(local + "/somefile"), "plain file\n");
   expect_server_serving();
 }
 

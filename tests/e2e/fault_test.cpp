@@ -59,6 +59,31 @@ bool wait_for_journal(ChildProcess& client, const std::string& dir, const std::s
   return false;
 }
 
+// The file's bytes as the proxy counted them on the connections accepted as `first` or later:
+// towards the server for a put, towards the client for a get (block headers and control frames
+// included: a few KiB per MiB).
+std::uint64_t payload_since(FaultProxy& proxy, std::size_t first, bool put) {
+  auto c = proxy.carried_since(first);
+  return put ? c.to_server : c.to_client;
+}
+
+constexpr std::uint64_t block = 2 * MiB;  // pxfer's default --block-size
+
+// Waits until the server's threads are all under strace (its "attached" lines); "" when it
+// cannot trace (the reason otherwise).
+std::string wait_for_strace(ChildProcess& strace) {
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    strace.pump(20ms);
+    if (contains(strace.err(), "attached")) {
+      std::this_thread::sleep_for(200ms);  // the other threads' lines follow the first
+      return "";
+    }
+    if (strace.try_wait()) return "strace ended: " + strace.err();
+  }
+  return "strace did not attach within 10 s: " + strace.err();
+}
+
 // One data connection is cut, or stops moving anything, in the middle of a put or a get: its
 // blocks go to the other streams, a new connection replaces it, the file arrives whole.
 struct StreamFault {
@@ -129,6 +154,9 @@ TEST_P(ServerKilled, RerunResumesWithFewerBytes) {
   ::kill(server->pid(), SIGKILL);
   int status = client.wait(30s);
   EXPECT_EQ(status, 5) << client.err();  // network: the server went away
+  const std::uint64_t first_run = payload_since(proxy, 0, put);
+  const std::uint64_t had = journaled_blocks(receiving_dir, "f.bin") * block;
+  ASSERT_GE(had, 4 * block);
   EXPECT_FALSE(path_exists(dest)) << "a partial file appeared under the final name";
   EXPECT_EQ(hidden_temporaries(receiving_dir), resumable_leftovers("f.bin"));
   server.reset();  // reaps the killed process
@@ -138,10 +166,17 @@ TEST_P(ServerKilled, RerunResumesWithFewerBytes) {
   proxy.set_rate(0);
   std::vector<std::string> again_args(args.begin(), args.end() - 2);
   again_args.emplace_back("--json");
+  const std::size_t rerun_first = proxy.accepted();
   RunResult again = run_pxfer_args(again_args);
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_TRUE(files_equal(source, dest));
   EXPECT_EQ(hidden_temporaries(receiving_dir), std::vector<std::string>{});
+  // Measured by the proxy, not taken from the client: the rerun carried what the receiver's
+  // journal lacked (plus framing), not the whole file, and the two runs together at least the file.
+  const std::uint64_t rerun = payload_since(proxy, rerun_first, put);
+  EXPECT_LE(rerun, size - had + 1 * MiB) << "journal held " << had << " bytes; the rerun carried " << rerun;
+  EXPECT_GE(rerun, size - had);
+  EXPECT_GE(first_run + rerun, size);
   nlohmann::json summary;
   for (const auto& line : split_lines(again.out)) {
     auto event = nlohmann::json::parse(line);
@@ -166,13 +201,19 @@ TEST(Faults, ClientKilledDuringGetThenRerunResumes) {
   proxy.set_rate(10 * MiB);
   ChildProcess client = start_pxfer({"get", via(proxy, "f.bin"), local + "/f.bin", "-p", "2", "--perf-interval", "0.05"});
   ASSERT_TRUE(wait_for_bytes(client, 16 * MiB)) << client.out() << client.err();
+  ASSERT_TRUE(wait_for_journal(client, local, "f.bin", 2)) << client.out() << client.err();
   client.send_signal(SIGKILL);
   client.wait(10s);
   EXPECT_EQ(list_dir(local), resumable_leftovers("f.bin"));
+  const std::uint64_t had = journaled_blocks(local, "f.bin") * block;
   proxy.set_rate(0);
+  const std::size_t rerun_first = proxy.accepted();
   RunResult again = run_pxfer("get", via(proxy, "f.bin"), local + "/f.bin", "-p", "2");
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_TRUE(contains(again.out, "resumed: ")) << again.out;
+  const std::uint64_t rerun = payload_since(proxy, rerun_first, false);
+  EXPECT_LE(rerun, 64 * MiB - had + 1 * MiB) << "journal held " << had << " bytes; the rerun carried " << rerun;
+  EXPECT_GE(rerun, 64 * MiB - had);
   EXPECT_TRUE(files_equal(root + "/f.bin", local + "/f.bin"));
   EXPECT_EQ(list_dir(local), std::vector<std::string>{"f.bin"});
 }
@@ -191,12 +232,17 @@ TEST(Faults, RetriesCarryAPutThroughAServerRestart) {
   ASSERT_TRUE(wait_for_journal(client, root, "f.bin", 2)) << client.out() << client.err();
   ::kill(server->pid(), SIGKILL);
   server.reset();
+  const std::uint64_t had = journaled_blocks(root, "f.bin") * block;
+  const std::size_t retry_first = proxy.accepted();
   ServerProcess restarted(root);
   proxy.set_upstream(restarted.port());
   int status = client.wait(60s);
   ASSERT_EQ(status, 0) << client.err();
   EXPECT_TRUE(contains(client.err(), "retrying in")) << client.err();
   EXPECT_TRUE(contains(client.out(), "resumed: ")) << client.out();
+  // The retry's connections (all accepted after the kill) carried only what the journal lacked.
+  const std::uint64_t retry = payload_since(proxy, retry_first, true);
+  EXPECT_LE(retry, 64 * MiB - had + 1 * MiB) << "journal held " << had << " bytes; the retry carried " << retry;
   EXPECT_TRUE(files_equal(local + "/f.bin", root + "/f.bin"));
   EXPECT_EQ(hidden_temporaries(root), std::vector<std::string>{});
 }
@@ -221,13 +267,21 @@ TEST_P(EverythingStalls, RetryResumesAndFinishes) {
   for (const char* a : {"-p", "2", "--perf-interval", "0.05", "--stall-timeout", "1s", "--retries", "3"}) args.emplace_back(a);
   ChildProcess client = start_pxfer(args);
   ASSERT_TRUE(wait_for_bytes(client, 8 * MiB)) << client.out() << client.err();
+  ASSERT_TRUE(wait_for_journal(client, put ? root : local, "f.bin", 2)) << client.out() << client.err();
+  const std::size_t after_stall = proxy.accepted();
   proxy.inject_all(Fault::stall);
+  const std::uint64_t had = journaled_blocks(put ? root : local, "f.bin") * block;
   bool timed_out = false;
   int status = client.wait(60s, &timed_out);
   ASSERT_FALSE(timed_out) << "the transfer hung: " << client.err();
   ASSERT_EQ(status, 0) << client.err();
   EXPECT_TRUE(contains(client.err(), "retrying in")) << client.err();
   EXPECT_TRUE(files_equal(source, dest));
+  // It resumed: everything carried after the stall (replacement streams and the retry) is less
+  // than the file by at least what the receiver had journaled when everything stopped.
+  const std::uint64_t later = payload_since(proxy, after_stall, put);
+  EXPECT_LE(later, 48 * MiB - had + 1 * MiB) << "journal held " << had << " bytes; after the stall " << later
+                                             << " bytes were carried (the whole file is " << 48 * MiB << ")";
 }
 
 INSTANTIATE_TEST_SUITE_P(Faults, EverythingStalls, ::testing::Values("put", "get"),
@@ -259,20 +313,48 @@ TEST(Faults, SourceTruncatedDuringPutFailsCleanly) {
 }
 
 // --sync (every block made durable before its ACK) and --no-resume (a partial file left by an
-// earlier attempt is discarded, not resumed) both end in a whole file.
+// earlier attempt is discarded, not resumed) both end in a whole file. The partial file is a real
+// one, resumable (an interrupted put of the same source), so --no-resume is seen to matter: the
+// proxy counts the whole file again. --sync is seen from outside: strace on pxferd counts the
+// fdatasync calls on the file being received, one per block.
 TEST(Faults, SyncAndNoResumeStillMoveTheWholeFile) {
   TempDir dir;
   std::string root = dir.subdir("root"), local = dir.subdir("local");
-  make_file(local + "/f.bin", 24 * MiB, 509);
+  const std::uint64_t size = 24 * MiB;
+  make_file(local + "/f.bin", size, 509);
   ServerProcess server(root);
-  // A stale partial file and journal of another source: --no-resume throws them away.
-  write_text(root + "/.f.bin.pxfer-part", "stale");
-  write_text(root + "/.f.bin.pxfer-journal", "stale");
-  RunResult r = run_pxfer("put", local + "/f.bin", server.url("f.bin"), "-p", "3", "--sync", "--no-resume");
+  FaultProxy proxy(server.port());
+  proxy.set_rate(4 * MiB);
+  ChildProcess first = start_pxfer({"put", local + "/f.bin", via(proxy, "f.bin"), "-p", "2"});
+  ASSERT_TRUE(wait_for_journal(first, root, "f.bin", 2)) << first.out() << first.err();
+  first.send_signal(SIGKILL);
+  first.wait(10s);
+  ASSERT_EQ(hidden_temporaries(root), resumable_leftovers("f.bin"));
+  ASSERT_GE(journaled_blocks(root, "f.bin"), 2u);
+  proxy.set_rate(0);
+
+  if (::access("/usr/bin/strace", X_OK) != 0) GTEST_SKIP() << "strace not installed: --sync cannot be observed";
+  std::string trace = dir / "strace.txt";
+  ChildProcess strace = ChildProcess::piped(
+      {"/usr/bin/strace", "-f", "-y", "-e", "trace=fdatasync,fsync", "-o", trace, "-p", std::to_string(server.pid())});
+  ASSERT_EQ(wait_for_strace(strace), "") << "cannot observe --sync";
+
+  const std::size_t rerun_first = proxy.accepted();
+  RunResult r = run_pxfer("put", local + "/f.bin", via(proxy, "f.bin"), "-p", "3", "--sync", "--no-resume");
+  strace.send_signal(SIGINT);  // detaches
+  strace.wait(10s);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_FALSE(contains(r.out, "resumed: ")) << r.out;
   EXPECT_TRUE(files_equal(local + "/f.bin", root + "/f.bin"));
   EXPECT_EQ(list_dir(root), std::vector<std::string>{"f.bin"});
+  EXPECT_GE(payload_since(proxy, rerun_first, true), size) << "--no-resume resumed the partial file";
+  // One fdatasync per block on the file being received (its hidden name), the commit's on top.
+  std::size_t syncs = 0;
+  for (const auto& line : split_lines(read_text(trace)))
+    if ((contains(line, "fdatasync(") || contains(line, "fsync(")) && contains(line, "/.f.bin.pxfer-") &&
+        !contains(line, "journal"))
+      ++syncs;
+  EXPECT_GE(syncs, size / block) << read_text(trace);
 }
 
 // The destination file system is full (a small tmpfs this test mounts): a clear local I/O

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
+#include "fault_proxy.hpp"
 #include "support/e2e.hpp"
 
 namespace pxfer::e2e {
@@ -87,11 +89,49 @@ TEST_F(LabFeatures, JsonEventsCarryTheSameNumbers) {
   EXPECT_EQ(error.back()["class"], "not-found");
 }
 
+std::string first_word_of(const std::string& path) {
+  std::string text = read_text(path), word;
+  std::istringstream(text) >> word;
+  return word;
+}
+
+// The algorithm is read from the kernel (ss) on both ends' data sockets while the put runs, not
+// from the summary. It is one that differs from the system default, so a build that ignores
+// --congestion cannot pass by accident.
 TEST_F(LabFeatures, CongestionControlIsAppliedOrRefusedWithTheAvailableList) {
-  make_file(local + "/c.dat", 4u << 20, 3);
-  auto ok = run_pxfer("put", "--congestion", "reno", local + "/c.dat", server.url("c.dat"));
-  ASSERT_EQ(ok.exit_code, 0) << ok.err;
-  EXPECT_NE(ok.out.find("congestion reno"), std::string::npos) << ok.out;
+  if (!ss_available()) GTEST_SKIP() << "ss (iproute2) not installed";
+  const std::string system_default = first_word_of("/proc/sys/net/ipv4/tcp_congestion_control");
+  const std::string algo = system_default == "reno" ? "cubic" : "reno";
+  make_file(local + "/c.dat", 8u << 20, 3);
+  // Paced at 4 MiB/s per connection: the put lasts about a second, long enough to sample.
+  pxfer::testing::FaultProxy paced(server.port());
+  paced.set_rate(4u << 20);
+  pin_server("127.0.0.1:" + std::to_string(paced.port()), server.fingerprint());
+  ChildProcess put = start_pxfer({"put", "-p", "2", "--congestion", algo, local + "/c.dat",
+                                  "pxfer://127.0.0.1:" + std::to_string(paced.port()) + "/c.dat"});
+  std::set<std::string> client_side, server_side, others;  // peer address of sockets seen with `algo`
+  std::size_t samples = 0;
+  while (!put.try_wait()) {
+    for (const auto& s : established_sockets(paced.port())) {  // the client's sockets to the proxy
+      if (s.peer_port != paced.port()) continue;
+      (s.congestion == algo ? client_side : others).insert("client " + s.local + " " + s.congestion);
+    }
+    for (const auto& s : established_sockets(server.port())) {  // pxferd's accepted sockets
+      if (s.local_port != server.port()) continue;
+      (s.congestion == algo ? server_side : others).insert("server " + s.peer + " " + s.congestion);
+    }
+    ++samples;
+    put.pump(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(put.wait(std::chrono::seconds(30)), 0) << put.err();
+  EXPECT_TRUE(files_equal(local + "/c.dat", root + "/c.dat"));
+  EXPECT_NE(put.out().find("congestion " + algo), std::string::npos) << put.out();
+  std::string seen;
+  for (const auto& o : others) seen += o + "\n";
+  // Both data streams, at both ends (the control connection keeps the default).
+  EXPECT_GE(client_side.size(), 2u) << "client data sockets with " << algo << " in " << samples << " samples; others:\n" << seen;
+  EXPECT_GE(server_side.size(), 2u) << "server data sockets with " << algo << " in " << samples << " samples; others:\n" << seen;
+
   auto bad = run_pxfer("put", "--congestion", "warp9", local + "/c.dat", server.url("c2.dat"));
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("available: "), std::string::npos) << bad.err;

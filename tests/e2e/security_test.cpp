@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <unordered_map>
 
+#include "fault_proxy.hpp"
 #include "support/e2e.hpp"
 
 namespace pxfer::e2e {
@@ -166,22 +169,79 @@ TEST_F(Security, TrustOnFirstUsePinsTheServerAndTheSecondRunIsQuiet) {
   EXPECT_EQ(second.err, "");
 }
 
+// Where the file's plaintext shows in what a proxy carried: the first stream offset at which 64
+// bytes of the file starting at a 64-byte-aligned file offset appear (so any plaintext run of 127
+// bytes or more is found), or npos. Independent of pxfer: a hash of the file's aligned 8-byte
+// words, checked at every position of the captured bytes, then confirmed byte for byte.
+class PlaintextFinder {
+ public:
+  explicit PlaintextFinder(const std::string& path) : file_(read_text(path)) {
+    for (std::size_t off = 0; off + 64 <= file_.size(); off += 64) {
+      std::uint64_t w;
+      std::memcpy(&w, file_.data() + off, 8);
+      words_.emplace(w, off);
+    }
+  }
+  std::size_t find_in(const std::string& carried) const {
+    for (std::size_t i = 0; i + 64 <= carried.size(); ++i) {
+      std::uint64_t w;
+      std::memcpy(&w, carried.data() + i, 8);
+      auto it = words_.find(w);
+      if (it != words_.end() && std::memcmp(carried.data() + i, file_.data() + it->second, 64) == 0) return i;
+    }
+    return std::string::npos;
+  }
+  // Connections (index) of `proxy` whose bytes towards the server or the client hold plaintext.
+  std::vector<std::size_t> connections_with_plaintext(pxfer::testing::FaultProxy& proxy, std::size_t first,
+                                                      bool to_server) const {
+    std::vector<std::size_t> found;
+    for (std::size_t i = first; i < proxy.accepted(); ++i)
+      if (find_in(proxy.captured(i, to_server)) != std::string::npos) found.push_back(i);
+    return found;
+  }
+
+ private:
+  std::string file_;
+  std::unordered_map<std::uint64_t, std::size_t> words_;
+};
+
+// --encrypt: the bytes are the same at the far end, and a proxy that keeps everything carried
+// never sees the file's plaintext; without --encrypt the same proxy does see it (the check works).
 TEST_F(Security, EncryptedTransferIsByteIdenticalAndSaysSo) {
   ServerProcess server(root, "127.0.0.1:0");
+  pxfer::testing::FaultProxy tap(server.port());
+  tap.set_capture(true);
+  pin_server("127.0.0.1:" + std::to_string(tap.port()), server.fingerprint());
+  auto via_tap = [&](const std::string& path) { return "pxfer://127.0.0.1:" + std::to_string(tap.port()) + "/" + path; };
   std::string big = local + "/big.bin";
-  make_file(big, 48 * MiB + 12345, 3);
-  RunResult put = run_pxfer("put", "-p", "4", "--encrypt", big, server.url("big.bin"));
+  make_file(big, 16 * MiB + 12345, 3);
+  const PlaintextFinder plaintext(big);
+
+  RunResult put = run_pxfer("put", "-p", "4", "--encrypt", big, via_tap("big.bin"));
   ASSERT_EQ(put.exit_code, 0) << put.err;
   EXPECT_TRUE(files_equal(big, root + "/big.bin"));
+  const std::size_t put_connections = tap.accepted();
+  EXPECT_GE(put_connections, 5u) << "a control connection and 4 data streams";
+  EXPECT_GE(tap.carried_since(0).to_server, 16 * MiB + 12345);
+  EXPECT_EQ(plaintext.connections_with_plaintext(tap, 0, true), std::vector<std::size_t>{})
+      << "the file's plaintext crossed the wire during put --encrypt";
   auto protection = line_starting_with(put.out, "protection: ");
   ASSERT_TRUE(protection) << put.out;
   EXPECT_NE(protection->find("control TLS1.3"), std::string::npos) << *protection;
   EXPECT_NE(protection->find("data TLS1.3"), std::string::npos) << *protection;
-  RunResult get = run_pxfer("get", "-p", "3", "--encrypt", server.url("big.bin"), local + "/back.bin");
+
+  RunResult get = run_pxfer("get", "-p", "3", "--encrypt", via_tap("big.bin"), local + "/back.bin");
   ASSERT_EQ(get.exit_code, 0) << get.err;
   EXPECT_TRUE(files_equal(big, local + "/back.bin"));
-  RunResult clear = run_pxfer("get", server.url("big.bin"), local + "/clear.bin", "--overwrite");
+  const std::size_t get_connections = tap.accepted();
+  EXPECT_GE(tap.carried_since(put_connections).to_client, 16 * MiB + 12345);
+  EXPECT_EQ(plaintext.connections_with_plaintext(tap, put_connections, false), std::vector<std::size_t>{})
+      << "the file's plaintext crossed the wire during get --encrypt";
+
+  RunResult clear = run_pxfer("get", via_tap("big.bin"), local + "/clear.bin", "--overwrite");
   ASSERT_EQ(clear.exit_code, 0) << clear.err;
+  EXPECT_FALSE(plaintext.connections_with_plaintext(tap, get_connections, false).empty())
+      << "a clear get showed no plaintext to the proxy: the check above proves nothing";
   auto p = line_starting_with(clear.out, "protection: ");
   ASSERT_TRUE(p) << clear.out;
   EXPECT_NE(p->find("data clear"), std::string::npos) << *p;

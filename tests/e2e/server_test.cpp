@@ -8,10 +8,35 @@
 #include <random>
 #include <thread>
 
+#include "fault_proxy.hpp"
 #include "support/e2e.hpp"
 
 namespace pxfer::e2e {
 namespace {
+
+using pxfer::testing::FaultProxy;
+
+// A proxy in front of `server` whose byte counts say what a rerun really carried; its address is
+// pinned like the server's.
+struct CountingProxy {
+  explicit CountingProxy(const ServerProcess& server) : proxy(server.port()) {
+    pin_server("127.0.0.1:" + std::to_string(proxy.port()), server.fingerprint());
+  }
+  std::string url(const std::string& path) const { return "pxfer://127.0.0.1:" + std::to_string(proxy.port()) + "/" + path; }
+  FaultProxy proxy;
+};
+
+constexpr std::uint64_t block = 2 * MiB;  // pxfer's default --block-size
+
+// Waits (reading the client's output) until the journal of `name` in `dir` records a block.
+bool wait_for_journal(ChildProcess& client, const std::string& dir, const std::string& name) {
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (std::chrono::steady_clock::now() < deadline && !client.try_wait()) {
+    if (journaled_blocks(dir, name) > 0) return true;
+    client.pump(10ms);
+  }
+  return false;
+}
 
 // Polls the server log until `count` lines contain `needle` (the server logs a transfer just
 // after answering the client, so the client may exit first). Returns the log.
@@ -147,6 +172,7 @@ TEST_P(SigtermDuringTransfer, ServerExitsAndNothingIsLeftBehind) {
   std::uint64_t seen = wait_for_progress(client);
   ASSERT_GT(seen, 0u) << "no progress from the client; stdout:\n" << client.out() << "\nstderr:\n" << client.err();
   ASSERT_LT(seen, size) << "the transfer finished before the server could be stopped";
+  ASSERT_TRUE(wait_for_journal(client, receiving_dir, "big.bin")) << client.out() << client.err();
 
   auto stopped = server.stop(5s);
   EXPECT_FALSE(stopped.killed) << "pxferd did not exit within 5 s of SIGTERM";
@@ -174,11 +200,19 @@ TEST_P(SigtermDuringTransfer, ServerExitsAndNothingIsLeftBehind) {
     EXPECT_EQ(file_size(source), size) << "the source of the get was changed";
   }
 
+  const std::uint64_t had = journaled_blocks(receiving_dir, "big.bin") * block;
+  EXPECT_GT(had, 0u) << "the journal recorded no block before the stop";
   ServerProcess restarted(root);
-  RunResult again = put ? run_pxfer("put", source, restarted.url("big.bin"), "-p", "2")
-                        : run_pxfer("get", restarted.url("big.bin"), local + "/big.bin", "-p", "2");
+  CountingProxy counted(restarted);
+  RunResult again = put ? run_pxfer("put", source, counted.url("big.bin"), "-p", "2")
+                        : run_pxfer("get", counted.url("big.bin"), local + "/big.bin", "-p", "2");
   EXPECT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.out.find("resumed: "), std::string::npos) << again.out;
+  // Measured by the proxy: the rerun carried what the journal lacked, not the whole file.
+  auto carried = counted.proxy.carried_since(0);
+  const std::uint64_t rerun = put ? carried.to_server : carried.to_client;
+  EXPECT_LE(rerun, size - had + 1 * MiB) << "journal held " << had << " bytes; the rerun carried " << rerun;
+  EXPECT_GE(rerun, size - had);
   EXPECT_TRUE(files_equal(source, receiving_dir + "/big.bin"));
   EXPECT_EQ(hidden_temporaries(receiving_dir), std::vector<std::string>{});
 }
@@ -254,6 +288,7 @@ TEST(Server, ClientKilledDuringPutIsLoggedAndReleased) {
   std::uint64_t seen = wait_for_progress(client);
   ASSERT_GT(seen, 0u) << client.err();
   ASSERT_LT(seen, size) << "the transfer finished before the client could be killed";
+  ASSERT_TRUE(wait_for_journal(client, root, "big.bin")) << client.out() << client.err();
   client.send_signal(SIGKILL);
   client.wait(5s);
 
@@ -267,10 +302,16 @@ TEST(Server, ClientKilledDuringPutIsLoggedAndReleased) {
   // Only the hidden partial file and its journal stay, for a resume.
   EXPECT_EQ(list_dir(root), resumable_leftovers("big.bin"));
 
-  // The same command again sends only what is missing.
-  RunResult r = run_pxfer("put", src, server.url("big.bin"), "-p", "2");
+  // The same command again sends only what is missing (counted by a proxy, not the client).
+  const std::uint64_t had = journaled_blocks(root, "big.bin") * block;
+  EXPECT_GT(had, 0u) << "the journal recorded no block before the kill";
+  CountingProxy counted(server);
+  RunResult r = run_pxfer("put", src, counted.url("big.bin"), "-p", "2");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("resumed: "), std::string::npos) << r.out;
+  const std::uint64_t rerun = counted.proxy.carried_since(0).to_server;
+  EXPECT_LE(rerun, size - had + 1 * MiB) << "journal held " << had << " bytes; the rerun carried " << rerun;
+  EXPECT_GE(rerun, size - had);
   EXPECT_TRUE(files_equal(src, root + "/big.bin"));
   EXPECT_EQ(list_dir(root), std::vector<std::string>{"big.bin"});
 }

@@ -8,9 +8,11 @@
 #include <cstdlib>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
+#include "fault_proxy.hpp"
 #include "support/e2e.hpp"
 
 namespace pxfer::e2e {
@@ -25,35 +27,78 @@ double parse_size_text(const std::string& number, const std::string& unit) {
   return v;
 }
 
+std::uint64_t sysctl_core(const std::string& name) {
+  std::uint64_t v = 0;
+  std::istringstream(read_text("/proc/sys/net/core/" + name)) >> v;
+  return v;
+}
+
+// What Linux makes of setsockopt(SO_SNDBUF/SO_RCVBUF, request): the request capped by the sysctl
+// maximum, doubled for bookkeeping (net/core/sock.c); floor values are far below these requests.
+std::uint64_t kernel_grant(std::uint64_t requested, std::uint64_t sysctl_max) { return 2 * std::min(requested, sysctl_max); }
+
 class PinnedWindow : public ::testing::TestWithParam<const char*> {};
 
+// The grants are computed from the sysctls, read on the sockets from outside (ss, both ends'
+// data sockets) and compared with the summary, whether the kernel clamped the request or not; a
+// clamp must come with a warning, and only a clamp.
 TEST_P(PinnedWindow, SummaryReportsGrantedBuffers) {
+  if (!ss_available()) GTEST_SKIP() << "ss (iproute2) not installed";
   const std::string window = GetParam();
-  const double requested = window == "1M" ? static_cast<double>(MiB) : std::stod(window);
+  const std::uint64_t requested = window == "1M" ? MiB : std::stoull(window);
+  const std::uint64_t rmem_max = sysctl_core("rmem_max"), wmem_max = sysctl_core("wmem_max");
+  ASSERT_GT(rmem_max, 0u);
+  ASSERT_GT(wmem_max, 0u);
+  const std::uint64_t want_rcv = kernel_grant(requested, rmem_max), want_snd = kernel_grant(requested, wmem_max);
+  const bool clamped = requested > rmem_max || requested > wmem_max;
   TempDir dir(big_file_base());
   std::string root = dir.subdir("root"), local = dir.subdir("local");
   ServerProcess server(root);
   std::string src = local + "/w.bin";
   make_file(src, 8 * MiB + 1, 21);
+  // Paced at 8 MiB/s per connection: about half a second, long enough to sample the sockets.
+  pxfer::testing::FaultProxy paced(server.port());
+  paced.set_rate(8 * MiB);
+  pin_server("127.0.0.1:" + std::to_string(paced.port()), server.fingerprint());
 
-  RunResult r = run_pxfer("put", src, server.url("w.bin"), "-w", window, "-p", "2", "--block-size", "1M");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ChildProcess put = start_pxfer({"put", src, "pxfer://127.0.0.1:" + std::to_string(paced.port()) + "/w.bin", "-w", window,
+                                  "-p", "2", "--block-size", "1M"});
+  std::set<std::string> client_pinned, server_pinned;  // sockets seen holding exactly the grant
+  std::set<std::string> client_all, server_all;
+  while (!put.try_wait()) {
+    for (const auto& s : established_sockets(paced.port())) {
+      if (s.peer_port != paced.port()) continue;
+      client_all.insert(s.local);
+      if (s.rcvbuf == static_cast<long>(want_rcv) && s.sndbuf == static_cast<long>(want_snd)) client_pinned.insert(s.local);
+    }
+    for (const auto& s : established_sockets(server.port())) {
+      if (s.local_port != server.port()) continue;
+      server_all.insert(s.peer);
+      if (s.rcvbuf == static_cast<long>(want_rcv) && s.sndbuf == static_cast<long>(want_snd)) server_pinned.insert(s.peer);
+    }
+    put.pump(10ms);
+  }
+  ASSERT_EQ(put.wait(30s), 0) << put.err();
   EXPECT_TRUE(files_equal(src, root + "/w.bin"));
+  // Both data streams at both ends hold rcv = want_rcv and snd = want_snd.
+  EXPECT_GE(client_pinned.size(), 2u) << "of " << client_all.size() << " client sockets, expected rb " << want_rcv << " tb " << want_snd;
+  EXPECT_GE(server_pinned.size(), 2u) << "of " << server_all.size() << " server sockets, expected rb " << want_rcv << " tb " << want_snd;
 
   const std::string size = R"(([0-9.]+) (B|KiB|MiB|GiB))";
   const std::regex buffers("buffers local snd " + size + " / rcv " + size + ", remote snd " + size + " / rcv " + size);
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(r.out, m, buffers)) << "no pinned-buffer report in:\n" << r.out;
-  // Linux grants twice the request (bookkeeping overhead) unless net.core.{w,r}mem_max caps it;
-  // a capped grant is announced by a warning on stderr.
+  const std::string out = put.out();
+  ASSERT_TRUE(std::regex_search(out, m, buffers)) << "no pinned-buffer report in:\n" << out;
   const char* names[] = {"local snd", "local rcv", "remote snd", "remote rcv"};
+  const double want[] = {double(want_snd), double(want_rcv), double(want_snd), double(want_rcv)};
   for (int i = 0; i < 4; ++i) {
     double granted = parse_size_text(m[1 + 2 * i].str(), m[2 + 2 * i].str());
-    if (r.err.empty()) {
-      EXPECT_GE(granted, requested) << names[i] << " in: " << m[0];
-    }
-    EXPECT_GT(granted, 0) << names[i];
+    // The summary rounds to one decimal of its unit.
+    EXPECT_NEAR(granted, want[i], want[i] * 0.001 + 0.05 * (granted >= MiB ? MiB : granted >= KiB ? KiB : 1))
+        << names[i] << " in: " << m[0];
   }
+  EXPECT_EQ(put.err().find("clamped") != std::string::npos, clamped)
+      << "request " << requested << ", rmem_max " << rmem_max << ", wmem_max " << wmem_max << ": " << put.err();
 }
 
 INSTANTIATE_TEST_SUITE_P(Windows, PinnedWindow, ::testing::Values("1M", "87380"),

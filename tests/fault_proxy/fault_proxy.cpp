@@ -20,6 +20,11 @@ struct FaultProxy::Link {
   int client = -1;
   int server = -1;
   std::atomic<std::uint64_t> forwarded{0};
+  std::atomic<std::uint64_t> to_server{0};
+  std::atomic<std::uint64_t> to_client{0};
+  std::atomic<bool> closed{false};
+  std::mutex capture_mutex;
+  std::string captured[2];  // [0] towards the server, [1] towards the client
   std::atomic<int> state{0};  // 0 forwarding, 1 stalled, 2 cut
   std::mutex close_mutex;
 };
@@ -122,6 +127,9 @@ void FaultProxy::accept_loop() {
     link->index = accepted_++;
     link->client = client;
     link->server = server;
+    std::size_t open = ++open_;
+    for (std::size_t most = most_open_.load(); open > most && !most_open_.compare_exchange_weak(most, open);) {
+    }
     std::lock_guard lock(mutex_);
     links_.push_back(link);
     threads_.emplace_back([this, link] { pump(link); });
@@ -157,6 +165,11 @@ void FaultProxy::pump(std::shared_ptr<Link> link) {
         break;
       }
       std::uint64_t total = link->forwarded += static_cast<std::uint64_t>(n);
+      (side == 0 ? link->to_server : link->to_client) += static_cast<std::uint64_t>(n);
+      if (capture_.load()) {
+        std::lock_guard lock(link->capture_mutex);
+        link->captured[side].append(buffer.data(), static_cast<std::size_t>(n));
+      }
       if (std::uint64_t rate = rate_.load()) {
         // Paced on the total so far: a slow start is caught up, a fast one waits.
         auto due = started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -180,6 +193,37 @@ void FaultProxy::pump(std::shared_ptr<Link> link) {
   reset(link->server);
   link->client = link->server = -1;
   link->state = 2;
+  if (!link->closed.exchange(true)) --open_;
+}
+
+std::vector<FaultProxy::Carried> FaultProxy::carried() {
+  std::lock_guard lock(mutex_);
+  std::vector<Carried> out;
+  for (const auto& link : links_) out.push_back({link->to_server.load(), link->to_client.load()});
+  return out;
+}
+
+FaultProxy::Carried FaultProxy::carried_since(std::size_t first_index) {
+  Carried sum;
+  auto all = carried();
+  for (std::size_t i = first_index; i < all.size(); ++i) {
+    sum.to_server += all[i].to_server;
+    sum.to_client += all[i].to_client;
+  }
+  return sum;
+}
+
+std::size_t FaultProxy::open_now() { return open_.load(); }
+
+std::string FaultProxy::captured(std::size_t index, bool to_server) {
+  std::shared_ptr<Link> link;
+  {
+    std::lock_guard lock(mutex_);
+    if (index >= links_.size()) return {};
+    link = links_[index];
+  }
+  std::lock_guard lock(link->capture_mutex);
+  return link->captured[to_server ? 0 : 1];
 }
 
 }  // namespace pxfer::testing

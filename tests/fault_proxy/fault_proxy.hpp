@@ -5,11 +5,16 @@
 // bytes. It can also slow every connection down, so a transfer lasts long enough to be
 // interrupted where the test wants. Plain sockets and threads: it must not share a single line
 // with the code it tests.
+//
+// It is also the tests' independent witness of what crossed the wire: it counts the bytes it
+// carried on every connection in each direction, knows how many connections are open at once,
+// and can keep a copy of everything it carried (capture) for a test to search.
 #include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -35,6 +40,24 @@ class FaultProxy {
   std::size_t accepted() const { return accepted_.load(); }
   std::size_t faults_fired() const { return fired_.load(); }
 
+  // Bytes carried so far on one connection, each direction (the client's side is the one that
+  // connected to port()).
+  struct Carried {
+    std::uint64_t to_server = 0;
+    std::uint64_t to_client = 0;
+  };
+  // Per connection, in the order they were accepted (index as for inject()).
+  std::vector<Carried> carried();
+  // Totals over the connections accepted as number `first_index` or later.
+  Carried carried_since(std::size_t first_index);
+  // Connections accepted and not yet closed, now and at most at once since the proxy started.
+  std::size_t open_now();
+  std::size_t most_open_at_once() const { return most_open_.load(); }
+  // From now on, keeps a copy of every byte carried (new and existing connections).
+  void set_capture(bool on) { capture_.store(on); }
+  // What connection `index` carried towards the server or the client while capturing.
+  std::string captured(std::size_t index, bool to_server);
+
  private:
   struct Link;
   void accept_loop();
@@ -48,6 +71,9 @@ class FaultProxy {
   std::atomic<bool> stopping_{false};
   std::atomic<std::size_t> accepted_{0};
   std::atomic<std::size_t> fired_{0};
+  std::atomic<std::size_t> open_{0};
+  std::atomic<std::size_t> most_open_{0};
+  std::atomic<bool> capture_{false};
   std::mutex mutex_;
   std::map<std::size_t, std::pair<Fault, std::uint64_t>> rules_;
   std::vector<std::shared_ptr<Link>> links_;

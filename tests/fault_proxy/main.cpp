@@ -7,6 +7,7 @@
 //   rate BYTES_PER_SECOND    per connection and direction, 0 = unlimited
 //   upstream PORT            where new connections go
 //   stats                    prints "accepted A faults F"
+//   bytes                    prints "to_server S to_client C open O" (all connections so far)
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -41,6 +42,11 @@ int main(int argc, char** argv) {
     else if (verb == "rate") proxy.set_rate(n);
     else if (verb == "upstream") proxy.set_upstream(static_cast<std::uint16_t>(n));
     else if (verb == "stats") std::printf("accepted %zu faults %zu\n", proxy.accepted(), proxy.faults_fired());
+    else if (verb == "bytes") {
+      auto c = proxy.carried_since(0);
+      std::printf("to_server %llu to_client %llu open %zu\n", static_cast<unsigned long long>(c.to_server),
+                  static_cast<unsigned long long>(c.to_client), proxy.open_now());
+    }
     std::fflush(stdout);
   }
   return 0;

@@ -31,7 +31,18 @@ LAB_PXFERD=$LAB_WORK/bin/$(basename "$PXFERD")
 cleanup() { lab_cleanup; "$LAB_WANEM" down --name "$LAB_NAME" >/dev/null 2>&1; rm -rf "$LAB_WORK"; }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
-if ! lab_lock /tmp/pxfer-lab.lock 120; then echo "SKIP: the lab lock stayed busy for 120 s"; exit 77; fi
+# A busy lab is not something this machine lacks: failing says the cut was never tried.
+if ! lab_lock /tmp/pxfer-lab.lock 120; then echo "FAIL: the lab lock stayed busy for 120 s; the cut was not tested"; exit 1; fi
+
+# True when wan0 in namespace $1 has the UP flag (ip's own view, not ours).
+link_is_up() { ip -n "$1" -o link show wan0 | grep -Eq '<([^>]*,)?UP(,[^>]*)?>'; }
+# Sets wan0 in namespace $1 $2 (up/down) and checks it happened; exits 1 when it did not.
+set_link() {
+  if ! ip -n "$1" link set wan0 "$2"; then echo "FAIL: ip link set wan0 $2 in $1 failed"; exit 1; fi
+  local want=0; [[ $2 == up ]] || want=1
+  link_is_up "$1"; local is=$?
+  if [[ $is -ne $want ]]; then echo "FAIL: wan0 in $1 is not $2 after 'ip link set wan0 $2':"; ip -n "$1" link show wan0; exit 1; fi
+}
 
 lab_link_up --delay 10 --rate 100mbit --seed 11 || exit 1
 lab_server_start || exit 1
@@ -43,18 +54,35 @@ ip netns exec "$LAB_NAME-a" env PXFER_TOKEN="$PXFER_TOKEN" PXFER_KNOWN_HOSTS="$P
   >"$LAB_WORK/out.txt" 2>"$LAB_WORK/err.txt" &
 client=$!
 sleep 1.5
-ip netns exec "$LAB_NAME-a" ip link set wan0 down
-ip netns exec "$LAB_NAME-b" ip link set wan0 down
+for ns in "$LAB_NAME-a" "$LAB_NAME-b"; do link_is_up "$ns" || { echo "FAIL: wan0 in $ns was not up before the cut"; exit 1; }; done
+# The cut must land while the transfer is in flight: the client still running, the file not there.
+if ! kill -0 "$client" 2>/dev/null || [[ -e $LAB_WORK/srv/dst.bin ]]; then
+  echo "FAIL: the put had already ended 1.5 s in; the cut would not overlap it"; cat "$LAB_WORK/err.txt"; exit 1
+fi
+set_link "$LAB_NAME-a" down
+set_link "$LAB_NAME-b" down
+cut_at=$SECONDS
 echo "network cut at $((SECONDS - start)) s"
 sleep 10
-ip netns exec "$LAB_NAME-a" ip link set wan0 up
-ip netns exec "$LAB_NAME-b" ip link set wan0 up
+still_running=0
+kill -0 "$client" 2>/dev/null && still_running=1
+set_link "$LAB_NAME-a" up
+set_link "$LAB_NAME-b" up
 echo "network back at $((SECONDS - start)) s"
 wait "$client"; rc=$?
 echo "pxfer exit $rc after $((SECONDS - start)) s"
 cat "$LAB_WORK/err.txt"
 tail -2 "$LAB_WORK/out.txt"
 if [[ $rc -eq 124 ]]; then echo "FAIL: the transfer hung for 120 s"; exit 1; fi
+# The cut overlapped the transfer: it was still running when the link came back (48 MiB at
+# 100 Mbit/s needs about 4 s of link; 10 s without one cannot end it), and it noticed the cut
+# (a stalled or failed stream, a retry, a reconnection), which a transfer that never lost its
+# link does not print.
+if [[ $still_running -ne 1 ]]; then echo "FAIL: pxfer ended during the cut (exit $rc); the cut was not ridden out"; exit 1; fi
+if ! grep -Eqi 'stall|retrying|reconnect|failed' "$LAB_WORK/err.txt"; then
+  echo "FAIL: pxfer printed nothing about the cut on stderr; did the cut reach it?"; exit 1
+fi
+echo "the transfer ran across the whole cut ($cut_at s to $((cut_at + 10)) s after the start of the script)"
 if [[ $rc -eq 0 ]]; then
   cmp -s "$LAB_WORK/cli/src.bin" "$LAB_WORK/srv/dst.bin" || { echo "FAIL: dst.bin differs from its source"; exit 1; }
   echo "PASS: byte-identical after a 10 s cut"

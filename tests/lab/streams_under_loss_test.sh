@@ -49,9 +49,10 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
+# A busy lab is not something this machine lacks: failing says the experiment was never run.
 if ! lab_lock /tmp/pxfer-lab.lock 120; then
-  echo "SKIP: another lab run (bench/experiments.sh or a lab test) kept /tmp/pxfer-lab.lock for 120 s"
-  exit 77
+  echo "FAIL: another lab run (bench/experiments.sh or a lab test) kept /tmp/pxfer-lab.lock for 120 s"
+  exit 1
 fi
 
 START=$SECONDS
@@ -90,6 +91,25 @@ measure 8
 eight=$RATE
 lab_cleanup
 lab_counters
+# The fault itself, from the emulator's counters rather than from the rates: the link the gets
+# came over (b -> a, the server sends) really lost about 0.1 % of its packets.
+if ! python3 - "$LAB_WORK/counters.json" <<'EOF'
+import json, sys
+try:
+    x = json.load(open(sys.argv[1]))["b_to_a"]
+except (OSError, ValueError, KeyError) as e:
+    print(f"FAIL: no emulator counters ({e}): cannot tell whether the loss happened")
+    sys.exit(1)
+sent, lost = x["forwarded_packets"] + x["lost_packets"], x["lost_packets"]
+share = lost / sent if sent else 0
+if sent < 10000 or not 0.0003 <= share <= 0.003:
+    print(f"FAIL: the emulated link lost {lost} of {sent} packets ({share:.4%}), not about 0.1 %")
+    sys.exit(1)
+print(f"loss as configured: {lost} of {sent} packets ({share:.3%}) lost server -> client")
+EOF
+then
+  exit 1
+fi
 
 if [[ -z $one || -z $eight ]]; then
   echo "FAIL: a transfer did not produce a rate (see its output above)"

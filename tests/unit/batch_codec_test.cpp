@@ -2,6 +2,7 @@
 // frames that each fit a control frame.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,11 +70,61 @@ TEST(BatchCodec, ListingRoundTripsEveryField) {
   EXPECT_EQ(got.entries, sent.entries);  // including a negative mtime
 }
 
+// The error an encode of `m` throws: it must be pxfer's Error (anything else fails the test).
+std::optional<Error> encode_error(const Message& m) {
+  try {
+    encode(m);
+  } catch (const Error& e) {
+    return e;
+  }
+  return std::nullopt;
+}
+
+// The refusal names the field's size and its limit, so it is this check that refused.
+void expect_path_refused(const Message& m) {
+  SCOPED_TRACE(type_name(type_of(m)));
+  auto e = encode_error(m);
+  ASSERT_TRUE(e.has_value()) << "an over-long path was encoded";
+  EXPECT_EQ(e->code(), Errc::usage);
+  EXPECT_NE(std::string(e->what()).find(std::to_string(max_path_length + 1) + " bytes is over its limit of " +
+                                        std::to_string(max_path_length)),
+            std::string::npos)
+      << e->what();
+}
+
+// A frame of `type` whose payload is one path field of `length` bytes (LIST and MKDIR carry
+// nothing else), written with the raw writer: what a peer that ignores the limit would send.
+Bytes path_frame(FrameType type, std::size_t length) {
+  Bytes out(header_size);
+  detail::Writer w(out);
+  w.str(std::string(length, 'p'));
+  Bytes header;
+  detail::Writer h(header);
+  h.u32(static_cast<std::uint32_t>(out.size() - header_size));
+  h.u16(static_cast<std::uint16_t>(type));
+  h.u16(0);
+  std::copy(header.begin(), header.end(), out.begin());
+  return out;
+}
+
 TEST(BatchCodec, OverLongPathsAreRefusedBothWays) {
-  EXPECT_THROW(encode(Message(List{std::string(max_path_length + 1, 'p')})), Error);
-  EXPECT_THROW(encode(Message(Mkdir{std::string(max_path_length + 1, 'p')})), Error);
-  Listing too_long{0, {entry(std::string(max_path_length + 1, 'x'))}};
-  EXPECT_THROW(encode(Message(too_long)), Error);
+  // At the limit: encoded and decoded whole.
+  for (const Message& m : {Message(List{std::string(max_path_length, 'p')}), Message(Mkdir{std::string(max_path_length, 'p')}),
+                           Message(Listing{0, {entry(std::string(max_path_length, 'x'))}})}) {
+    SCOPED_TRACE(type_name(type_of(m)));
+    Message out;
+    ASSERT_EQ(decode_frame(encode(m), out), DecodeStatus::ok);
+    EXPECT_EQ(encode(out), encode(m));
+  }
+  // One byte over: the encoder refuses (never truncates)...
+  expect_path_refused(Message(List{std::string(max_path_length + 1, 'p')}));
+  expect_path_refused(Message(Mkdir{std::string(max_path_length + 1, 'p')}));
+  expect_path_refused(Message(Listing{0, {entry(std::string(max_path_length + 1, 'x'))}}));
+  // ... and so does the decoder, when a peer sends one anyway.
+  Message out;
+  EXPECT_EQ(decode_frame(path_frame(FrameType::list, max_path_length), out), DecodeStatus::ok);
+  EXPECT_EQ(decode_frame(path_frame(FrameType::list, max_path_length + 1), out), DecodeStatus::too_long);
+  EXPECT_EQ(decode_frame(path_frame(FrameType::mkdir, max_path_length + 1), out), DecodeStatus::too_long);
 }
 
 TEST(BatchCodec, MalformedListingsAreRefused) {

@@ -114,9 +114,35 @@ TEST(FileSink, AbortRemovesTheTemporaryAtOnce) {
   TempDir tmp;
   Directory dir = Directory::open_root(tmp.path(), true);
   FileSink sink(dir, "out.bin", 4096, false);
+  sink.write_at(0, random_bytes(4096, 7));
+  ASSERT_EQ(tmp.entries(), std::vector<std::string>{sink.temp_name()}) << "the sink made no temporary to remove";
   sink.abort();
-  EXPECT_TRUE(tmp.entries().empty());
-  sink.abort();  // twice is harmless
+  EXPECT_TRUE(tmp.entries().empty()) << "the temporary is still there before the sink is destroyed";
+  EXPECT_THROW(sink.commit(), Error) << "an aborted sink must not commit";
+  EXPECT_TRUE(tmp.entries().empty()) << "a commit after abort put something in place";
+}
+
+// Twice is harmless: a resumable partial file has a fixed name, so a second abort of a stale sink
+// must not remove what a newer attempt made under the same names since.
+TEST(FileSink, ASecondAbortLeavesANewerAttemptAlone) {
+  TempDir tmp;
+  Directory dir = Directory::open_root(tmp.path(), true);
+  SinkOptions resume;
+  resume.resume = true;
+  resume.block_size = 4096;
+  resume.source_mtime_ns = 1;
+  FileSink first(dir, "out.bin", 4 * 4096, resume);
+  ASSERT_TRUE(first.resuming());
+  first.abort();
+  ASSERT_TRUE(tmp.entries().empty());
+  FileSink second(dir, "out.bin", 4 * 4096, resume);
+  const auto names = tmp.entries();
+  ASSERT_EQ(names, (std::vector<std::string>{".out.bin.pxfer-journal", ".out.bin.pxfer-part"}));
+  first.abort();
+  EXPECT_EQ(tmp.entries(), names) << "the second abort removed the newer attempt's files";
+  second.write_at(0, random_bytes(4 * 4096, 8));
+  EXPECT_NO_THROW(second.commit());
+  EXPECT_EQ(tmp.entries(), std::vector<std::string>{"out.bin"});
 }
 
 TEST(FileSink, ExistingDestinationWithoutOverwriteIsRefusedAndUntouched) {

@@ -10,6 +10,8 @@
 #include <random>
 #include <set>
 #include <string>
+#include <tuple>
+#include <variant>
 #include <vector>
 
 #include "pxfer/error.hpp"
@@ -28,9 +30,68 @@ using Bytes = std::vector<std::uint8_t>;
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-// The encoding is canonical (fixed-width fields, length-prefixed strings, nothing optional), so
-// two messages are equal exactly when they are the same alternative and encode to the same bytes.
-bool same_message(const Message& a, const Message& b) { return a.index() == b.index() && encode(a) == encode(b); }
+// Every field of each alternative, as a tuple: a round trip is compared field by field, so a
+// field the encoder leaves out (and the decoder then leaves at its default) is caught too, which
+// comparing the two encodings alone would miss.
+auto fields_of(const Hello& m) { return std::tie(m.version, m.min_version, m.capabilities, m.agent); }
+auto fields_of(const HelloOk& m) { return std::tie(m.version, m.capabilities, m.agent, m.max_block); }
+auto fields_of(const Open& m) {
+  return std::tie(m.direction, m.checksum, m.flags, m.streams, m.block_size, m.window, m.size, m.path, m.congestion,
+                  m.window_clamp, m.stats_interval_ms, m.compress_mode, m.compress_level, m.mtime_ns, m.stall_timeout_ms);
+}
+auto fields_of(const OpenOk& m) {
+  return std::tie(m.token, m.size, m.block_size, m.mtime_ns, m.has_admission, m.streams, m.active, m.queued, m.max_active);
+}
+auto fields_of(const Attach& m) { return std::tie(m.token, m.stream); }
+auto fields_of(const AttachOk& m) { return std::tie(m.sndbuf, m.rcvbuf); }
+auto fields_of(const Ack& m) { return std::tie(m.offset, m.length); }
+auto fields_of(const End&) { return std::tuple<>(); }
+auto fields_of(const Commit& m) { return std::tie(m.bytes, m.checksum, m.value); }
+auto fields_of(const Result& m) { return std::tie(m.code, m.value, m.message); }
+auto fields_of(const ErrorMsg& m) { return std::tie(m.code, m.message); }
+auto fields_of(const Ping& m) { return std::tie(m.nonce); }
+auto fields_of(const Pong& m) { return std::tie(m.nonce); }
+auto fields_of(const Stats& m) { return std::tie(m.streams); }
+auto fields_of(const InfoRequest&) { return std::tuple<>(); }
+auto fields_of(const Info& m) { return std::tie(m.entries); }
+auto fields_of(const Remove& m) { return std::tie(m.path); }
+auto fields_of(const Done&) { return std::tuple<>(); }
+auto fields_of(const List& m) { return std::tie(m.path); }
+auto fields_of(const Listing& m) { return std::tie(m.more, m.entries); }
+auto fields_of(const Mkdir& m) { return std::tie(m.path); }
+auto fields_of(const Queued& m) { return std::tie(m.position, m.active, m.queued); }
+auto fields_of(const Auth& m) { return std::tie(m.token); }
+auto fields_of(const AuthOk& m) { return std::tie(m.identity, m.rights); }
+auto fields_of(const Have& m) { return std::tie(m.more, m.first_block, m.bitmap); }
+auto fields_of(const Sum& m) { return std::tie(m.path, m.checksum, m.size); }
+auto fields_of(const SumOk& m) { return std::tie(m.size, m.value); }
+auto fields_of(const SetAttributes& m) { return std::tie(m.path, m.mode, m.mtime_ns); }
+
+// Same alternative, every field equal, and the same bytes (the encoding is canonical:
+// fixed-width fields, length-prefixed strings).
+bool same_message(const Message& a, const Message& b) {
+  if (a.index() != b.index()) return false;
+  bool fields_equal = std::visit(
+      [&](const auto& x) {
+        using M = std::decay_t<decltype(x)>;
+        return fields_of(x) == fields_of(std::get<M>(b));
+      },
+      a);
+  return fields_equal && encode(a) == encode(b);
+}
+
+// How many fields of `m` still hold the value a default-constructed message has (0 for a sample
+// that exercises every field).
+template <class M>
+std::size_t fields_at_default(const M& m) {
+  const M d{};
+  return std::apply(
+      [&](const auto&... got) {
+        return std::apply([&](const auto&... def) { return (std::size_t{0} + ... + static_cast<std::size_t>(got == def)); },
+                          fields_of(d));
+      },
+      fields_of(m));
+}
 
 Token make_token(std::uint8_t first) {
   Token t{};
@@ -55,17 +116,24 @@ Open valid_open() {
   o.congestion = "bbr";
   o.window_clamp = 8u << 20;
   o.stats_interval_ms = 1000;
+  o.compress_mode = 1;  // zstd
+  o.compress_level = 9;
+  o.mtime_ns = -987654321012345678ll;
+  o.stall_timeout_ms = 4000;
   return o;
 }
 
-// A sample of one alternative of Message, every field away from its default where this test
-// knows the type; a default-constructed one for alternatives added after it was written.
+template <class>
+inline constexpr bool always_false = false;
+
+// A sample of one alternative of Message, every field away from its default (checked by
+// EverySampleSetsEveryField). A new alternative does not compile until it has one here.
 template <class M>
 Message sample_of() {
-  if constexpr (std::is_same_v<M, Hello>) return Hello{1, 1, 0xfedcba9876543210ull, "pxfer/0.1.0 (test)"};
-  else if constexpr (std::is_same_v<M, HelloOk>) return HelloOk{1, cap_block_acks, "pxferd/0.1.0", 8u << 20};
+  if constexpr (std::is_same_v<M, Hello>) return Hello{3, 1, 0xfedcba9876543210ull, "pxfer/0.1.0 (test)"};
+  else if constexpr (std::is_same_v<M, HelloOk>) return HelloOk{3, cap_block_acks, "pxferd/0.1.0", 8u << 20};
   else if constexpr (std::is_same_v<M, Open>) return valid_open();
-  else if constexpr (std::is_same_v<M, OpenOk>) return OpenOk{make_token(3), 0xffffffffffffull, 1u << 20};
+  else if constexpr (std::is_same_v<M, OpenOk>) return OpenOk{make_token(3), 0xffffffffffffull, 1u << 20, 1700000000123456789ll};
   else if constexpr (std::is_same_v<M, Attach>) return Attach{make_token(200), 63};
   else if constexpr (std::is_same_v<M, AttachOk>) return AttachOk{212992, 131072};
   else if constexpr (std::is_same_v<M, Ack>) return Ack{0xfffffffffff00000ull, 4u << 20};
@@ -79,7 +147,22 @@ Message sample_of() {
   else if constexpr (std::is_same_v<M, Sum>) return Sum{"data/run 7/f.root", 2, 0xfedcba98765ull};
   else if constexpr (std::is_same_v<M, SumOk>) return SumOk{0x123456789abcull, "0a3c1f2e"};
   else if constexpr (std::is_same_v<M, SetAttributes>) return SetAttributes{"data/f.root", 0640, -1234567890123456789ll};
-  else return M{};
+  else if constexpr (std::is_same_v<M, Queued>) return Queued{3, 7, 12};
+  else if constexpr (std::is_same_v<M, Have>) return Have{1, 0x01020304u, {0xff, 0x00, 0xa5, 0x5a, 0x01}};
+  else if constexpr (std::is_same_v<M, Info>)
+    return Info{{{"tcp_congestion_control", "bbr"}, {"net.core.rmem_max", "4194304"}, {"active", ""}}};
+  else if constexpr (std::is_same_v<M, Remove>) return Remove{"data/old run/f.root"};
+  else if constexpr (std::is_same_v<M, List>) return List{"data/run-17"};
+  else if constexpr (std::is_same_v<M, Mkdir>) return Mkdir{"data/new dir"};
+  else if constexpr (std::is_same_v<M, Listing>)
+    return Listing{1,
+                   {ListEntry{EntryKind::directory, 0x0102030405060708ull, 0755, -1234567890123456789ll, "sub/dir"},
+                    ListEntry{EntryKind::file, 42, 0640, 1700000000123456789ll, "sub/f.root"}}};
+  else if constexpr (std::is_same_v<M, Auth>) return Auth{"0123456789abcdef0123456789abcdef"};
+  else if constexpr (std::is_same_v<M, AuthOk>) return AuthOk{"alice", right_read | right_write};
+  else if constexpr (std::is_same_v<M, End> || std::is_same_v<M, Done> || std::is_same_v<M, InfoRequest>)
+    return M{};  // no fields
+  else static_assert(always_false<M>, "give the new message a sample with every field set");
 }
 
 // One message of every alternative of Message, in variant order.
@@ -183,10 +266,32 @@ TEST(WireCodec, EveryAlternativeHasItsOwnFrameType) {
   EXPECT_EQ(types.count(FrameType::block), 0u);  // blocks are not messages
 }
 
+OpenOk open_ok_with_admission();
+
+// The samples really exercise every field: a codec that dropped or swapped one could otherwise
+// round-trip a default value and pass. OPEN_OK's sample is its short form (no admission
+// extension); its long form is checked here and round-tripped below.
+TEST(WireCodec, EverySampleSetsEveryField) {
+  for (const auto& m : sample_messages()) {
+    SCOPED_TRACE(type_name(type_of(m)));
+    std::visit(
+        [](const auto& x) {
+          using M = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<M, OpenOk>) {
+            EXPECT_EQ(fields_at_default(open_ok_with_admission()), 0u);
+          } else {
+            EXPECT_EQ(fields_at_default(x), 0u);
+          }
+        },
+        m);
+  }
+}
+
 TEST(WireCodec, EveryMessageRoundTrips) {
   auto messages = sample_messages();
   auto boundary = boundary_messages();
   messages.insert(messages.end(), boundary.begin(), boundary.end());
+  messages.push_back(open_ok_with_admission());
   for (const auto& m : messages) {
     SCOPED_TRACE(type_name(type_of(m)));
     Bytes bytes = encode(m);
@@ -493,7 +598,7 @@ TEST(WireCodec, StatsWithMoreThanMaxStreamsIsTooLong) {
 
 // OPEN_OK with its cap_admission extension: granted streams and the server's load.
 OpenOk open_ok_with_admission() {
-  OpenOk ok{make_token(3), 0xffffffffffffull, 1u << 20};
+  OpenOk ok{make_token(3), 0xffffffffffffull, 1u << 20, 1700000000123456789ll};
   ok.has_admission = true;
   ok.streams = 4;
   ok.active = 7;

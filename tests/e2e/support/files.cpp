@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -235,6 +236,43 @@ std::size_t journaled_blocks(const std::string& dir, const std::string& name) {
   std::size_t n = 0;
   for (std::size_t at = 64; at + 8 <= bytes.size(); at += 8) n += bytes.compare(at, 4, "PXB1") == 0;
   return n;
+}
+
+TemporaryWatcher::TemporaryWatcher(std::string dir) : dir_(std::move(dir)) {
+  thread_ = std::thread([this] {
+    namespace fs = std::filesystem;
+    while (!stopping_.load()) {
+      std::set<std::string> now;
+      std::error_code ec;
+      for (auto it = fs::recursive_directory_iterator(dir_, ec); !ec && it != fs::recursive_directory_iterator();
+           it.increment(ec)) {
+        std::string name = it->path().filename().string();
+        auto mark = name.rfind(".pxfer-");
+        if (name.size() < 2 || name[0] != '.' || mark == std::string::npos || mark < 2) continue;
+        auto rel = fs::relative(it->path().parent_path(), dir_, ec).generic_string();
+        now.insert((rel == "." || rel.empty() ? "" : rel + "/") + name.substr(1, mark - 1));
+      }
+      ++samples_;
+      if (now.size() > most_.load()) most_.store(now.size());
+      {
+        std::lock_guard lock(mutex_);
+        seen_.insert(now.begin(), now.end());
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(500));
+    }
+  });
+}
+
+TemporaryWatcher::~TemporaryWatcher() { stop(); }
+
+void TemporaryWatcher::stop() {
+  stopping_.store(true);
+  if (thread_.joinable()) thread_.join();
+}
+
+std::set<std::string> TemporaryWatcher::seen() {
+  std::lock_guard lock(mutex_);
+  return seen_;
 }
 
 }  // namespace pxfer::e2e

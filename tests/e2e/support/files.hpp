@@ -2,8 +2,12 @@
 // File helpers: fast pseudo-random content, comparisons and independent checksums.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdint>
+#include <mutex>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace pxfer::e2e {
@@ -39,5 +43,31 @@ std::size_t journaled_blocks(const std::string& dir, const std::string& name);
 std::vector<std::string> open_files_of(int pid, const std::string& prefix);
 // All names in `dir` (not recursive), sorted.
 std::vector<std::string> list_dir(const std::string& dir);
+
+// Files being received in `dir` or below it, as the file system shows them: the distinct NAMEs
+// of pxfer temporaries (".NAME.pxfer-*"; a partial file and its journal count once), sampled
+// from a thread of its own every millisecond or so until stop(). The receiver creates them once a
+// transfer is admitted and renames them when it commits, so the largest count seen at once is how
+// many transfers were writing at once, measured without asking pxfer or pxferd.
+class TemporaryWatcher {
+ public:
+  explicit TemporaryWatcher(std::string dir);
+  ~TemporaryWatcher();
+  TemporaryWatcher(const TemporaryWatcher&) = delete;
+  TemporaryWatcher& operator=(const TemporaryWatcher&) = delete;
+  void stop();
+  std::size_t most_at_once() const { return most_.load(); }
+  std::size_t samples() const { return samples_.load(); }
+  // Every file (relative path of its final name) ever seen being received.
+  std::set<std::string> seen();
+
+ private:
+  std::string dir_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<std::size_t> most_{0}, samples_{0};
+  std::mutex mutex_;
+  std::set<std::string> seen_;
+  std::thread thread_;
+};
 
 }  // namespace pxfer::e2e

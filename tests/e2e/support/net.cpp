@@ -11,7 +11,12 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <regex>
+#include <set>
+#include <sstream>
 #include <stdexcept>
 
 namespace pxfer::e2e {
@@ -61,6 +66,81 @@ std::string enter_private_network() {
   if (fd >= 0) ::close(fd);
   if (!up) return std::string("cannot bring up lo in the new network namespace: ") + std::strerror(err);
   return "";
+}
+
+bool ss_available() {
+  for (const char* dir : {"/usr/bin", "/bin", "/usr/sbin", "/sbin"})
+    if (::access((std::string(dir) + "/ss").c_str(), X_OK) == 0) return true;
+  return false;
+}
+
+namespace {
+std::uint16_t port_of(const std::string& address) {
+  auto colon = address.rfind(':');
+  if (colon == std::string::npos) return 0;
+  try {
+    return static_cast<std::uint16_t>(std::stoul(address.substr(colon + 1)));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+}  // namespace
+
+std::vector<SocketState> established_sockets(std::uint16_t port) {
+  const std::string p = std::to_string(port);
+  const std::string command = "ss -tinmH state established '( sport = :" + p + " or dport = :" + p + " )' 2>/dev/null";
+  std::string text;
+  if (FILE* f = ::popen(command.c_str(), "r")) {
+    char buf[4096];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+    ::pclose(f);
+  }
+  static const std::regex wscale(R"(wscale:(\d+),(\d+))");
+  static const std::regex skmem(R"(skmem:\(r\d+,rb(\d+),t\d+,tb(\d+))");
+  static const std::set<std::string> flags{"ts", "sack", "ecn", "ecnseen", "fastopen", "cong_alg"};
+  std::vector<SocketState> sockets;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    if (line[0] != ' ' && line[0] != '\t') {
+      std::istringstream in(line);
+      std::vector<std::string> fields;
+      for (std::string f; in >> f;) fields.push_back(f);
+      if (fields.size() < 4) continue;
+      // Recv-Q Send-Q Local Peer (no State column with a state filter)
+      SocketState s;
+      s.local = fields[fields.size() - 2];
+      s.peer = fields[fields.size() - 1];
+      s.local_port = port_of(s.local);
+      s.peer_port = port_of(s.peer);
+      sockets.push_back(s);
+    } else if (!sockets.empty()) {
+      auto& s = sockets.back();
+      std::smatch m;
+      if (std::regex_search(line, m, wscale)) {
+        s.snd_wscale = std::stoi(m[1]);
+        s.rcv_wscale = std::stoi(m[2]);
+      }
+      if (std::regex_search(line, m, skmem)) {
+        s.rcvbuf = std::stol(m[1]);
+        s.sndbuf = std::stol(m[2]);
+      }
+      // The congestion control is the first bare word after skmem and the option flags.
+      std::istringstream in(line);
+      for (std::string word; in >> word;) {
+        if (word.find(':') != std::string::npos) {
+          if (word.starts_with("skmem:")) continue;
+          break;
+        }
+        if (!flags.count(word)) {
+          s.congestion = word;
+          break;
+        }
+      }
+    }
+  }
+  return sockets;
 }
 
 RawConnection::RawConnection(const std::string& host, std::uint16_t port) {

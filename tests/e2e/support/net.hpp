@@ -2,6 +2,7 @@
 // Raw sockets for the tests: a port nobody listens on, IPv6 availability, rogue clients.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace pxfer::e2e {
 
@@ -16,6 +17,20 @@ bool ipv6_loopback_available();
 // namespace goes away with the last process in it. Returns "" once inside, or why it cannot
 // (not root, no namespaces) for a GTEST_SKIP.
 std::string enter_private_network();
+
+// TCP sockets as the kernel reports them (`ss -tinmH`, iproute2), read from outside the process
+// that owns them: what pxfer or pxferd really set, whatever they print.
+struct SocketState {
+  std::string local, peer;  // ADDRESS:PORT
+  std::uint16_t local_port = 0, peer_port = 0;
+  std::string congestion;   // "cubic", "reno", ...
+  int snd_wscale = -1, rcv_wscale = -1;
+  long rcvbuf = -1, sndbuf = -1;  // skmem rb / tb: SO_RCVBUF / SO_SNDBUF as the kernel holds them
+};
+// True when the ss command is installed.
+bool ss_available();
+// Established TCP sockets with `port` at either end, this network namespace.
+std::vector<SocketState> established_sockets(std::uint16_t port);
 
 // A plain TCP connection (blocking), closed by the destructor.
 class RawConnection {

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -200,6 +201,34 @@ RunResult run_pxfer_args(const std::vector<std::string>& args, std::chrono::mill
   return result;
 }
 
+namespace {
+constexpr const char* setpriv = "/usr/bin/setpriv";
+constexpr uid_t nobody = 65534;
+}  // namespace
+
+uid_t unprivileged_uid() { return ::geteuid() == 0 ? nobody : ::geteuid(); }
+
+std::string unprivileged_unavailable() {
+  if (::geteuid() != 0) return "";
+  if (::access(setpriv, X_OK) != 0) return "running as root without setpriv (util-linux) to drop privileges";
+  return "";
+}
+
+RunResult run_pxfer_unprivileged(const std::vector<std::string>& args, std::chrono::milliseconds timeout) {
+  std::vector<std::string> argv;
+  if (::geteuid() == 0)
+    argv = {setpriv, "--reuid=" + std::to_string(nobody), "--regid=" + std::to_string(nobody), "--clear-groups",
+            "--inh-caps=-all", "--bounding-set=-all"};
+  argv.push_back(binary_path("pxfer"));
+  argv.insert(argv.end(), args.begin(), args.end());
+  ChildProcess child = ChildProcess::piped(argv);
+  RunResult result;
+  result.exit_code = child.wait(timeout, &result.timed_out);
+  result.out = child.out();
+  result.err = child.err();
+  return result;
+}
+
 std::string create_token(const std::string& name, const std::string& tokens_file) {
   auto child = ChildProcess::piped({binary_path("pxferd"), "token", "create", name, "--tokens", tokens_file});
   if (child.wait(30s) != 0) throw std::runtime_error("pxferd token create " + name + " failed: " + child.err());
@@ -268,10 +297,30 @@ void pin_server(const std::string& authority, const std::string& fingerprint) {
 
 ServerProcess::ServerProcess(const std::string& root, const std::string& listen,
                              const std::vector<std::string>& extra_args) {
+  start({}, root, listen, extra_args);
+}
+
+ServerProcess::ServerProcess(Unprivileged, const std::string& root, const std::vector<std::string>& extra_args) {
+  std::vector<std::string> prefix;
+  std::vector<std::string> args = extra_args;
+  if (::geteuid() == 0) {
+    // The unprivileged pxferd writes its port file and keeps its certificate here.
+    ::chown(state_.path().c_str(), nobody, nobody);
+    ::chmod(state_.path().c_str(), 0755);
+    prefix = {setpriv, "--reuid=" + std::to_string(nobody), "--regid=" + std::to_string(nobody), "--clear-groups",
+              "--inh-caps=-all", "--bounding-set=-all"};
+  }
+  args.insert(args.end(), {"--state-dir", state_ / "pxferd-state"});
+  start(prefix, root, "127.0.0.1:0", std::move(args));
+}
+
+void ServerProcess::start(const std::vector<std::string>& prefix, const std::string& root, const std::string& listen,
+                          std::vector<std::string> extra_args) {
   auto colon = listen.rfind(':');
   host_ = listen.substr(0, colon);
   std::string port_file = state_ / "port";
-  std::vector<std::string> argv{binary_path("pxferd"), "--root", root, "--listen", listen, "--port-file", port_file};
+  std::vector<std::string> argv = prefix;
+  argv.insert(argv.end(), {binary_path("pxferd"), "--root", root, "--listen", listen, "--port-file", port_file});
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   // Existing tests need no credentials: anonymous read-write, which pxferd allows on loopback only.
   if (!has_auth_option(extra_args)) argv.push_back("--insecure-no-auth");

@@ -71,6 +71,16 @@ template <class... Args>
 RunResult run_pxfer(const Args&... args) {
   return run_pxfer_args(std::vector<std::string>{std::string(args)...});
 }
+// Permission checks cannot fail for root (CAP_DAC_OVERRIDE), and CI runs as root. For those
+// tests, pxfer runs as an unprivileged user: as root, under setpriv as nobody:nogroup with no
+// supplementary groups and no capabilities (files it must read need to be readable by others,
+// directories on the way searchable); as anyone else, as itself.
+// "" when that is possible here, otherwise why not (for a GTEST_SKIP: the machine lacks it).
+std::string unprivileged_unavailable();
+RunResult run_pxfer_unprivileged(const std::vector<std::string>& args, std::chrono::milliseconds timeout = 120s);
+// The uid pxfer runs under in run_pxfer_unprivileged.
+uid_t unprivileged_uid();
+
 // Starts pxfer without waiting (stdout/stderr piped).
 ChildProcess start_pxfer(const std::vector<std::string>& args);
 
@@ -91,6 +101,11 @@ class ServerProcess {
  public:
   explicit ServerProcess(const std::string& root, const std::string& listen = "127.0.0.1:0",
                          const std::vector<std::string>& extra_args = {});
+  struct Unprivileged {};
+  // pxferd as the unprivileged user of run_pxfer_unprivileged (as root: nobody, no capabilities),
+  // with a state directory of its own (its certificate is pinned all the same). `root` must be
+  // searchable by that user; check unprivileged_unavailable() first.
+  ServerProcess(Unprivileged, const std::string& root, const std::vector<std::string>& extra_args = {});
   ~ServerProcess();  // stop() unless already stopped
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;
@@ -115,6 +130,8 @@ class ServerProcess {
   StopResult stop(std::chrono::milliseconds grace = 5s);
 
  private:
+  void start(const std::vector<std::string>& prefix, const std::string& root, const std::string& listen,
+             std::vector<std::string> extra_args);
   TempDir state_;  // port file and logs, outside the export root
   std::string host_;
   std::uint16_t port_ = 0;
