@@ -45,6 +45,9 @@ struct ClientOptions {
   // A file of one block moves on the control connection (no data connection of its own): set by
   // put -r / get -r, whose workers keep their control connection from file to file.
   bool small_files_on_control = false;
+  // A get writes only beneath this directory, through its descriptor, following no symlink
+  // (get -r: the target the user named; the server chose the names below it). "" = as typed.
+  std::string local_root;
 };
 
 // Credentials and trust, the same for every connection of a process: set once by the CLI

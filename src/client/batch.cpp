@@ -19,6 +19,7 @@
 
 #include "pxfer/rate_meter.hpp"
 #include "pxfer/remote_tree.hpp"
+#include "local_tree.hpp"
 
 namespace pxfer {
 namespace fs = std::filesystem;
@@ -159,13 +160,7 @@ FileOutcome move_one(ClientSession& session, const BatchFile& f, const BatchOpti
   }
 }
 
-void create_local_directories(const BatchPlan& plan, BatchReport& report) {
-  for (const auto& dir : plan.local_directories) {
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) report.setup_errors.emplace_back(errc_from_errno(ec.value()), "cannot create directory " + dir + ": " + ec.message());
-  }
-}
+void create_local_directories(const BatchPlan& plan, BatchReport& report) { make_local_tree(plan, report.setup_errors); }
 
 // One control connection per server, directories in plan order (parents first).
 void create_remote_directories(const BatchPlan& plan, const ClientOptions& client, BatchReport& report) {
@@ -243,6 +238,7 @@ BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, BatchL
   const bool monitor = controller || options.interval.count() > 0;
   ClientOptions base = options.client;
   base.small_files_on_control = true;
+  base.local_root = plan.local_root;
   // Files in flight already keep the cores busy: each worker's session gets its share of them
   // rather than a thread per stream, which with many small files mostly costs context switches
   // (2000 x 64 KiB put -r, -c 4 -p 4, 2 cores, loopback: 105 -> 120 MB/s, three rounds each).

@@ -28,6 +28,7 @@
 #include "pxfer/file_io.hpp"
 #include "control_link.hpp"
 #include "known_hosts.hpp"
+#include "local_tree.hpp"
 #include "net/tls.hpp"
 #include "transfer/transfer.hpp"
 #include <cstdlib>
@@ -112,16 +113,14 @@ void verify_server(const net::Connection& conn, const std::string& authority) {
   const net::TlsInfo* tls = conn.tls();
   if (!tls || tls->peer_fingerprint.empty())
     throw Error(Errc::permission, authority + " presented no certificate; refusing to connect");
-  if (sec.ca_file.empty()) {
-    if (!sec.fingerprint.empty()) {
-      if (net::normalize_fingerprint(sec.fingerprint) != tls->peer_fingerprint)
-        throw Error(Errc::permission, "the certificate of " + authority + " is " + tls->peer_fingerprint +
-                                          ", not the --fingerprint given; refusing to connect");
-    } else {
-      std::string file = sec.known_hosts_file.empty() ? default_known_hosts_file() : sec.known_hosts_file;
-      if (auto warning = trust_on_first_use(file, authority, tls->peer_fingerprint))
-        std::fprintf(stderr, "pxfer: warning: %s\n", warning->c_str());
-    }
+  if (!sec.fingerprint.empty()) {  // with --ca too: both apply
+    if (net::normalize_fingerprint(sec.fingerprint) != tls->peer_fingerprint)
+      throw Error(Errc::permission, "the certificate of " + authority + " is " + tls->peer_fingerprint +
+                                        ", not the --fingerprint given; refusing to connect");
+  } else if (sec.ca_file.empty()) {
+    std::string file = sec.known_hosts_file.empty() ? default_known_hosts_file() : sec.known_hosts_file;
+    if (auto warning = trust_on_first_use(file, authority, tls->peer_fingerprint))
+      std::fprintf(stderr, "pxfer: warning: %s\n", warning->c_str());
   }
   std::lock_guard lock(security_mutex);
   verified_fingerprints[authority] = tls->peer_fingerprint;
@@ -162,7 +161,7 @@ awaitable<std::shared_ptr<net::Connection>> open_data_connection(tcp::socket& so
     std::lock_guard lock(security_mutex);
     expected = verified_fingerprints[authority];
   }
-  std::string host = socket.remote_endpoint().address().to_string();
+  std::string host = parse_endpoint(authority) ? parse_endpoint(authority)->host : authority;  // as the user typed it
   auto conn = net::make_tls_connection(std::move(socket), tls_context());
   co_await net::tls_handshake(*conn, false, host, authority);
   if (conn->tls()->peer_fingerprint != expected)
@@ -498,7 +497,8 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job, std::optional<ControlLi
     std::optional<Error> sink_error;  // no co_await inside a handler
     try {
       SinkOptions sink{opt.overwrite, opt.resume, opt.sync, open_ok.block_size, open_ok.mtime_ns};
-      t = transfer::Transfer::receiving(ex, std::make_unique<FileSink>(cwd, job.local, open_ok.size, sink), settings);
+      LocalTarget at = local_target(opt.local_root, job.local);
+      t = transfer::Transfer::receiving(ex, std::make_unique<FileSink>(at.dir, at.path, open_ok.size, sink), settings);
     } catch (const Error& e) {
       sink_error = e;
     }

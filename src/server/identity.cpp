@@ -36,11 +36,34 @@ void make_dirs(const std::string& path) {
 
 bool exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
 
-// Writes PEM through `write` into path (mode 0600), via a temporary name and rename.
+// The state directory holds the private key: it must be ours, and no one else may add, replace
+// or remove names in it (a planted key.pem, or a symlink where the key is about to be written).
+void check_state_dir(const std::string& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) throw Error(errc_from_errno(errno), "cannot use state directory " + dir + ": " + errno_text(errno));
+  if (!S_ISDIR(st.st_mode)) throw Error(Errc::usage, "state directory " + dir + " is not a directory (--state-dir)");
+  if (st.st_uid != ::geteuid())
+    throw Error(Errc::permission, "state directory " + dir + " belongs to another user (uid " + std::to_string(st.st_uid) +
+                                      ") and will hold pxferd's private key: give --state-dir a directory of this user's");
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    throw Error(Errc::permission, "state directory " + dir + " is writable by other users (mode " + mode +
+                                      ") and will hold pxferd's private key: run `chmod 700 " + dir + "`");
+  }
+}
+
+// Writes PEM through `write` into path (mode 0600): into a new temporary name (O_EXCL, no link
+// followed), then renamed over the final name, so nothing already there is ever written through.
 template <class F>
 void write_pem(const std::string& path, F&& write) {
-  std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  unsigned char random[8];
+  if (RAND_bytes(random, sizeof random) != 1) throw Error(Errc::internal, "the OpenSSL random generator failed");
+  char suffix[24];
+  std::snprintf(suffix, sizeof suffix, ".tmp-%02x%02x%02x%02x%02x%02x%02x%02x", random[0], random[1], random[2], random[3],
+                random[4], random[5], random[6], random[7]);
+  std::string tmp = path + suffix;
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) throw Error(errc_from_errno(errno), "cannot write " + tmp + ": " + errno_text(errno));
   FILE* f = ::fdopen(fd, "w");
   bool ok = f && write(f) == 1;
@@ -93,10 +116,11 @@ ServerIdentity load_or_create_identity(const std::string& cert_file, const std::
   } else {
     std::string dir = state_dir.empty() ? default_state_dir() : state_dir;
     make_dirs(dir);
+    check_state_dir(dir);
     id.cert_file = dir + "/cert.pem";
     id.key_file = dir + "/key.pem";
     std::string lock_path = dir + "/.lock";
-    int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (lock < 0) throw Error(errc_from_errno(errno), "cannot open " + lock_path + ": " + errno_text(errno));
     ::flock(lock, LOCK_EX);
     try {

@@ -125,7 +125,6 @@ struct Server::Impl {
       s.grants = access->grants_of(name);
       if (anonymous && !options.insecure_no_auth)
         for (auto& g : s.grants) g.write = false;
-      if (s.grants.empty() && anonymous && !options.insecure_no_auth) s.grants.push_back(server::Grant{"", false});
     } else {
       s.grants.push_back(server::Grant{"", !anonymous || options.insecure_no_auth});
     }

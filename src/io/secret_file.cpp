@@ -1,0 +1,55 @@
+#include "pxfer/secret_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+#include "pxfer/error.hpp"
+
+namespace pxfer {
+
+std::string mode_problem(unsigned mode, FileSecrecy secrecy) {
+  if (mode & (S_IWGRP | S_IWOTH)) return "writable by other users";
+  if (mode & S_IROTH) return "readable by every user";
+  if (secrecy == FileSecrecy::private_secret && (mode & (S_IRGRP | S_IXGRP | S_IXOTH))) return "readable by its group";
+  return "";
+}
+
+std::string read_protected_file(const std::string& path, const std::string& what, FileSecrecy secrecy) {
+  int fd;
+  do fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  while (fd < 0 && errno == EINTR);
+  if (fd < 0) {
+    int err = errno;
+    throw Error(err == ENOENT ? Errc::not_found : errc_from_errno(err), "cannot read " + what + " " + path + ": " + errno_text(err));
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw Error(errc_from_errno(errno), "cannot read " + what + " " + path + ": " + errno_text(errno));
+  if (!S_ISREG(st.st_mode)) throw Error(Errc::usage, what + " " + path + ": not a regular file");
+  if (std::string why = mode_problem(st.st_mode & 07777, secrecy); !why.empty()) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    throw Error(Errc::permission, what + " " + path + " is " + why + " (mode " + mode + "); refusing to use it: run `chmod 600 " +
+                                      path + "`");
+  }
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error(errc_from_errno(errno), "cannot read " + what + " " + path + ": " + errno_text(errno));
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > (64u << 20)) throw Error(Errc::usage, what + " " + path + ": larger than 64 MiB, not a " + what);
+  }
+  return text;
+}
+
+}  // namespace pxfer
