@@ -516,7 +516,7 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job, std::optional<ControlLi
   summary.block_size = open_ok.block_size;
   summary.checksum = opt.checksum;
   summary.protection = describe_protection(*control, opt.encrypt);
-  summary.identity = link->auth.identity;
+  summary.identity = log_safe(link->auth.identity);  // the server chose it: shown, so escaped
   if (job.listener) job.listener->on_start(summary);
 
   interrupted.watch(t);

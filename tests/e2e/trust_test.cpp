@@ -194,6 +194,19 @@ TEST_F(Trust, PathWithANewlineCannotForgeALogLine) {
   EXPECT_NE(log.find("path=x.bin\\n2026-01-01"), std::string::npos) << "the newline should show escaped:\n" << log;
 }
 
+// A peer that starts a TLS handshake and goes silent is dropped at 10 s, as docs/security.md says
+// (the constant was 30 s).
+TEST_F(Trust, StalledTlsHandshakeIsDroppedAtTenSeconds) {
+  ServerProcess server(root, "127.0.0.1:0");
+  RawConnection silent("127.0.0.1", server.port());
+  ASSERT_TRUE(silent.send_all(std::string(1, '\x16')));  // the first byte of a TLS record, then nothing
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(silent.peer_closed_within(25000)) << "still open after 25 s";
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_GT(seconds, 8.0);
+  EXPECT_LT(seconds, 15.0) << "the handshake deadline should be 10 s";
+}
+
 // ---- the server's identity: --ca and --fingerprint together, DNS-only certificates ----
 
 void sh(const std::string& command) { ASSERT_EQ(std::system((command + " >/dev/null 2>&1").c_str()), 0) << command; }
