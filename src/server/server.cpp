@@ -140,7 +140,7 @@ struct Server::Impl {
       if (!t->peer_verified)
         throw Error(Errc::permission, "client certificate refused: " + t->verify_error +
                                           " (it is not signed by the server's --client-ca)");
-      if (!server::valid_identity_name(t->peer_cn))
+      if (!server::valid_identity_name(t->peer_cn) || server::reserved_identity_name(t->peer_cn))
         throw Error(Errc::permission, "client certificate refused: its subject CN is not a valid identity name");
       spdlog::debug("client={} identity={} authenticated by certificate {}", conn.peer(), t->peer_cn, t->peer_fingerprint);
       return session_for(t->peer_cn, false);

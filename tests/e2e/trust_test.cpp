@@ -223,6 +223,21 @@ std::string make_pki(const std::string& d, const std::string& san) {
   return d;
 }
 
+// A client certificate whose CN is "anonymous" would get anonymous's grants, with write access.
+TEST_F(Trust, ClientCertificateNamedAnonymousIsRefused) {
+  std::string pki = make_pki(dir.subdir("pki"), "DNS:localhost");
+  sh("openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=anonymous -keyout " + pki +
+     "/client.key -out " + pki + "/client.csr");
+  sh("openssl x509 -req -in " + pki + "/client.csr -CA " + pki + "/ca.pem -CAkey " + pki + "/ca.key -CAcreateserial -days 2 " +
+     "-out " + pki + "/client.pem");
+  write_private(etc + "/access", "anonymous / rw\n");
+  ServerProcess server(root, "127.0.0.1:0", {"--client-ca", pki + "/ca.pem", "--access", etc + "/access"});
+  RunResult r = run_pxfer("put", local + "/small.bin", server.url("w.bin"), "--cert", pki + "/client.pem", "--key",
+                          pki + "/client.key");
+  expect_one_line_refusal(r, exit_permission, "client certificate refused");
+  EXPECT_FALSE(path_exists(root + "/w.bin"));
+}
+
 TEST_F(Trust, CaAndFingerprintTogetherBothApply) {
   std::string pki = make_pki(dir.subdir("pki"), "IP:127.0.0.1,DNS:localhost");
   ServerProcess server(root, "127.0.0.1:0", {"--insecure-no-auth", "--cert", pki + "/server.pem", "--key", pki + "/server.key"});
