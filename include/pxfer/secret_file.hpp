@@ -18,6 +18,13 @@ enum class FileSecrecy {
 // command that fixes it: "run `chmod 600 FILE`". `what` names it: "tokens file", "--token-file".
 std::string read_protected_file(const std::string& path, const std::string& what, FileSecrecy secrecy);
 
+// Writes `content` to `path` as a new file: first to PATH.tmp-RANDOM, created with
+// O_CREAT|O_EXCL|O_NOFOLLOW and `mode`, written and fsynced, then renamed onto PATH. Nothing that
+// already holds either name (a planted symlink, another process's file) is opened or written
+// through; a rename replaces a symlink at PATH rather than following it. For keys, certificates
+// and other state. Throws Error(local_io / permission) naming the file.
+void write_file_atomically(const std::string& path, const std::string& content, unsigned mode);
+
 // Why a file of this mode may not be used, or "" when it may (for tests and the checks above).
 std::string mode_problem(unsigned mode, FileSecrecy secrecy);
 

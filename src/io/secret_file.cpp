@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <random>
 
 #include "pxfer/error.hpp"
 
@@ -50,6 +51,31 @@ std::string read_protected_file(const std::string& path, const std::string& what
     if (text.size() > (64u << 20)) throw Error(Errc::usage, what + " " + path + ": larger than 64 MiB, not a " + what);
   }
   return text;
+}
+
+void write_file_atomically(const std::string& path, const std::string& content, unsigned mode) {
+  std::random_device random;
+  char suffix[32];
+  std::snprintf(suffix, sizeof suffix, ".tmp-%08x%08x", random(), random());
+  const std::string tmp = path + suffix;
+  int fd;
+  do fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  while (fd < 0 && errno == EINTR);
+  if (fd < 0) throw Error(errc_from_errno(errno), "cannot create " + tmp + ": " + errno_text(errno));
+  std::size_t done = 0;
+  int err = 0;
+  while (done < content.size() && err == 0) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno != EINTR) err = errno;
+    if (n > 0) done += static_cast<std::size_t>(n);
+  }
+  if (err == 0 && ::fsync(fd) != 0) err = errno;
+  ::close(fd);
+  if (err == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
+  if (err != 0) {
+    ::unlink(tmp.c_str());
+    throw Error(err == EACCES || err == EPERM ? Errc::permission : Errc::local_io, "cannot write " + path + ": " + errno_text(err));
+  }
 }
 
 }  // namespace pxfer

@@ -17,6 +17,7 @@
 
 #include "net/tls.hpp"
 #include "pxfer/error.hpp"
+#include "pxfer/secret_file.hpp"
 
 namespace pxfer::server {
 namespace {
@@ -53,27 +54,15 @@ void check_state_dir(const std::string& dir) {
   }
 }
 
-// Writes PEM through `write` into path (mode 0600): into a new temporary name (O_EXCL, no link
-// followed), then renamed over the final name, so nothing already there is ever written through.
+// Writes PEM through `write` into path (mode 0600) with write_file_atomically: a new name
+// (O_EXCL, no link followed), renamed over the final one.
 template <class F>
 void write_pem(const std::string& path, F&& write) {
-  unsigned char random[8];
-  if (RAND_bytes(random, sizeof random) != 1) throw Error(Errc::internal, "the OpenSSL random generator failed");
-  char suffix[24];
-  std::snprintf(suffix, sizeof suffix, ".tmp-%02x%02x%02x%02x%02x%02x%02x%02x", random[0], random[1], random[2], random[3],
-                random[4], random[5], random[6], random[7]);
-  std::string tmp = path + suffix;
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) throw Error(errc_from_errno(errno), "cannot write " + tmp + ": " + errno_text(errno));
-  FILE* f = ::fdopen(fd, "w");
-  bool ok = f && write(f) == 1;
-  ok = f && std::fflush(f) == 0 && ::fsync(fd) == 0 && ok;
-  if (f) std::fclose(f);
-  else ::close(fd);
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    throw Error(Errc::local_io, "cannot write " + path);
-  }
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new(BIO_s_mem()), BIO_free);
+  if (!bio || write(bio.get()) != 1) throw Error(Errc::internal, "cannot encode " + path + " as PEM");
+  char* data = nullptr;
+  long size = BIO_get_mem_data(bio.get(), &data);
+  write_file_atomically(path, std::string(data, static_cast<std::size_t>(size)), 0600);
 }
 
 void create_self_signed(const std::string& cert_path, const std::string& key_path) {
@@ -94,8 +83,8 @@ void create_self_signed(const std::string& cert_path, const std::string& key_pat
   X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("pxferd self-signed"), -1, -1, 0);
   X509_set_issuer_name(cert.get(), name);
   if (X509_sign(cert.get(), key.get(), EVP_sha256()) == 0) throw Error(Errc::internal, "cannot sign the certificate");
-  write_pem(key_path, [&](FILE* f) { return PEM_write_PrivateKey(f, key.get(), nullptr, nullptr, 0, nullptr, nullptr); });
-  write_pem(cert_path, [&](FILE* f) { return PEM_write_X509(f, cert.get()); });
+  write_pem(key_path, [&](BIO* b) { return PEM_write_bio_PrivateKey(b, key.get(), nullptr, nullptr, 0, nullptr, nullptr); });
+  write_pem(cert_path, [&](BIO* b) { return PEM_write_bio_X509(b, cert.get()); });
 }
 
 }  // namespace

@@ -207,6 +207,31 @@ TEST_F(Trust, StalledTlsHandshakeIsDroppedAtTenSeconds) {
   EXPECT_LT(seconds, 15.0) << "the handshake deadline should be 10 s";
 }
 
+// The state directory holds the private key: pxferd refuses one that others may write into, and
+// never writes the key through a name someone planted there.
+TEST_F(Trust, StateDirectoryOthersCanWriteIsRefused) {
+  const std::string state = dir.subdir("state");
+  ASSERT_EQ(::chmod(state.c_str(), 0777), 0);
+  auto p = ChildProcess::piped({binary_path("pxferd"), "fingerprint", "--state-dir", state});
+  EXPECT_EQ(p.wait(30s), exit_permission) << p.err();
+  EXPECT_NE(p.err().find("chmod 700 " + state), std::string::npos) << p.err();
+  EXPECT_FALSE(path_exists(state + "/key.pem"));
+}
+
+TEST_F(Trust, KeyIsNeverWrittenThroughAPlantedSymlink) {
+  const std::string state = dir.subdir("state");
+  const std::string victim = dir / "victim.txt";
+  write_text(victim, "precious\n");
+  ASSERT_EQ(::symlink(victim.c_str(), (state + "/key.pem.tmp").c_str()), 0);
+  auto p = ChildProcess::piped({binary_path("pxferd"), "fingerprint", "--state-dir", state});
+  EXPECT_EQ(p.wait(30s), 0) << p.err();
+  EXPECT_EQ(read_text(victim), "precious\n") << "the private key was written through the symlink";
+  struct stat st {};
+  ASSERT_EQ(::lstat((state + "/key.pem").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
 // ---- the server's identity: --ca and --fingerprint together, DNS-only certificates ----
 
 void sh(const std::string& command) { ASSERT_EQ(std::system((command + " >/dev/null 2>&1").c_str()), 0) << command; }
