@@ -161,7 +161,8 @@ awaitable<std::shared_ptr<net::Connection>> open_data_connection(tcp::socket& so
     std::lock_guard lock(security_mutex);
     expected = verified_fingerprints[authority];
   }
-  std::string host = parse_endpoint(authority) ? parse_endpoint(authority)->host : authority;  // as the user typed it
+  const auto typed = parse_endpoint(authority);  // --ca checks the name the user typed, not the address
+  std::string host = typed ? typed->host : authority;
   auto conn = net::make_tls_connection(std::move(socket), tls_context());
   co_await net::tls_handshake(*conn, false, host, authority);
   if (conn->tls()->peer_fingerprint != expected)

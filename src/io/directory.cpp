@@ -8,6 +8,7 @@
 
 #include "pxfer/error.hpp"
 #include "pxfer/file_io.hpp"
+#include "io/tree.hpp"
 
 namespace pxfer {
 namespace {
@@ -22,6 +23,8 @@ int openat2_beneath(int dirfd, const std::string& path, int flags, unsigned mode
   while (fd < 0 && errno == EINTR);
   return static_cast<int>(fd);
 }
+
+}  // namespace
 
 // Without openat2 (kernels before 5.6, or a seccomp filter that hides it): one component at a
 // time, each opened with O_NOFOLLOW, so no symlink is followed anywhere. `path` was checked by
@@ -39,6 +42,10 @@ int open_each_component(int dirfd, const std::string& path, int flags, unsigned 
                    : ::openat(current, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     while (next < 0 && errno == EINTR);
     int err = errno;
+    struct stat st {};
+    // O_DIRECTORY meets a symlink before O_NOFOLLOW does: say ELOOP, as openat2 would.
+    if (next < 0 && err == ENOTDIR && ::fstatat(current, part.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+      err = ELOOP;
     ::close(current);
     errno = err;
     current = next;
@@ -47,6 +54,8 @@ int open_each_component(int dirfd, const std::string& path, int flags, unsigned 
   }
   return current;
 }
+
+namespace {
 
 std::string describe_open_error(const std::string& path, int err) {
   if (err == EXDEV) return path + ": refused: the path leaves the export root";

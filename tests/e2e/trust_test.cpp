@@ -232,6 +232,25 @@ TEST_F(Trust, KeyIsNeverWrittenThroughAPlantedSymlink) {
   EXPECT_EQ(st.st_mode & 0777, 0600u);
 }
 
+// Another user of the export plants a hard link to a file pxferd may write at the fixed name of
+// a resumable partial file or its journal: it is replaced (unlink, then O_EXCL), never truncated
+// or written.
+TEST_F(Trust, PartialFileNameHeldByAHardLinkIsNotWrittenThrough) {
+  ServerProcess server(root);
+  const std::string victim = root + "/victim.dat";
+  const std::string victim2 = root + "/victim2.dat";
+  write_text(victim, "precious\n");
+  write_text(victim2, "precious too\n");
+  ASSERT_EQ(::link(victim.c_str(), (root + "/.big.dat.pxfer-part").c_str()), 0);
+  ASSERT_EQ(::link(victim2.c_str(), (root + "/.big.dat.pxfer-journal").c_str()), 0);
+  make_file(local + "/big.dat", 3 * MiB + 1, 4);
+  RunResult r = run_pxfer("put", local + "/big.dat", server.url("big.dat"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(read_text(victim) == "precious\n") << "the partial file was written through the planted link";
+  EXPECT_TRUE(read_text(victim2) == "precious too\n") << "the journal was written through the planted link";
+  EXPECT_TRUE(files_equal(local + "/big.dat", root + "/big.dat"));
+}
+
 // ---- the server's identity: --ca and --fingerprint together, DNS-only certificates ----
 
 void sh(const std::string& command) { ASSERT_EQ(std::system((command + " >/dev/null 2>&1").c_str()), 0) << command; }

@@ -2,12 +2,17 @@
 // beneath a get -r target, escaping for logs, the modes credentials files may have, and the
 // reserved identity name.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <filesystem>
 #include <functional>
 
 #include "client/local_tree.hpp"
+#include "io/tree.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/file_io.hpp"
 #include "pxfer/log_safe.hpp"
@@ -136,6 +141,26 @@ TEST_F(Beneath, FilesAreNeverCreatedThroughASymlinkOrAboveTheTarget) {
   // A symlink inside the target that stays inside is refused too: the server named nothing of it.
   fs::create_directory_symlink(target + "/sub", target + "/inner");
   EXPECT_EQ(code_of([&] { FileSink(dir, "inner/g", 3, false); }), Errc::permission);
+}
+
+// The fallback for kernels without openat2: no symlink followed, on the way or at the end.
+TEST_F(Beneath, ComponentWalkFollowsNoSymlink) {
+  int root = ::open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(root, 0);
+  int fd = open_each_component(root, "sub/new.txt", O_WRONLY | O_CREAT | O_EXCL, 0600);
+  EXPECT_GE(fd, 0);
+  if (fd >= 0) ::close(fd);
+  EXPECT_TRUE(fs::is_regular_file(target + "/sub/new.txt"));
+  EXPECT_EQ(open_each_component(root, "link/x.txt", O_WRONLY | O_CREAT, 0600), -1);
+  EXPECT_EQ(errno, ELOOP);
+  fs::create_symlink(outside + "/leaf", target + "/sub/leaf");
+  EXPECT_EQ(open_each_component(root, "sub/leaf", O_WRONLY | O_CREAT, 0600), -1);
+  EXPECT_EQ(errno, ELOOP);
+  fd = open_each_component(root, "sub", O_RDONLY | O_DIRECTORY, 0);
+  EXPECT_GE(fd, 0);
+  if (fd >= 0) ::close(fd);
+  EXPECT_TRUE(fs::is_empty(outside));
+  ::close(root);
 }
 
 TEST_F(Beneath, TheLocalTreeOfAGetIsMadeBeneathItsRoot) {
