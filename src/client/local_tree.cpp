@@ -46,7 +46,8 @@ void make_local_tree(const BatchPlan& plan, std::vector<Error>& errors) {
         const std::string relative = path_below(plan.local_root, dir);
         if (!relative.empty()) make_directories(root, relative);
       } catch (const Error& e) {
-        errors.push_back(e);
+        errors.emplace_back(e.code(), "cannot create " + dir + " beneath " + plan.local_root + ": " + e.what() +
+                                          (e.code() == Errc::permission ? " (get -r follows no symlink below its target)" : ""));
       }
     }
   } catch (const Error& e) {

@@ -57,7 +57,10 @@ int open_each_component(int dirfd, const std::string& path, int flags, unsigned 
 
 namespace {
 
-std::string describe_open_error(const std::string& path, int err) {
+std::string describe_open_error(const std::string& path, int err, bool beneath_target, const std::string& target) {
+  if (beneath_target && (err == EXDEV || err == ELOOP))
+    return path + ": refused: a symbolic link on the way, or outside " + target +
+           " (get -r writes only beneath the directory named, following no symlink)";
   if (err == EXDEV) return path + ": refused: the path leaves the export root";
   if (err == ELOOP) return path + ": refused: the path leaves the export root or runs through a symbolic link";
   return path + ": " + errno_text(err);
@@ -147,7 +150,7 @@ int Directory::open_file(const std::string& relative, int flags, unsigned mode) 
   }
   if (fd < 0) {
     int err = errno;
-    throw Error(errc_from_errno(err), describe_open_error(relative, err));
+    throw Error(errc_from_errno(err), describe_open_error(relative, err, no_symlinks_, display_));
   }
   return fd;
 }

@@ -8,6 +8,10 @@ namespace {
 
 using nlohmann::json;
 
+// Names and messages may come from a server and need not be UTF-8 (a Latin-1 file name): such
+// bytes become U+FFFD instead of throwing out of a printer (which aborted pxfer --json).
+constexpr auto replace_invalid = json::error_handler_t::replace;
+
 json stream_json(const StreamSample& s) {
   const auto& f = s.figures;
   return {{"stream", f.stream},       {"bytes", f.bytes},           {"inst_Bps", s.inst_bytes_per_s},
@@ -40,7 +44,7 @@ std::string json_batch_file_start(const BatchFile& f, std::size_t number, std::s
             {"direction", direction_name(f.direction)}, {"number", number}, {"planned", planned},
             {"streams", streams}, {"started_s", started_s}};
   if (f.direction == Direction::get && f.source_size) j["bytes"] = *f.source_size;
-  return j.dump();
+  return j.dump(-1, ' ', false, replace_invalid);
 }
 
 std::string json_batch_file(const FileOutcome& o, std::size_t finished, std::size_t planned) {
@@ -64,7 +68,7 @@ std::string json_batch_file(const FileOutcome& o, std::size_t finished, std::siz
     j["event"] = "file_failed";
     j["error"] = o.error ? error_json(*o.error) : json{{"code", 1}, {"class", "internal"}, {"message", "?"}};
   }
-  return j.dump();
+  return j.dump(-1, ' ', false, replace_invalid);
 }
 
 std::string json_batch_interval(const BatchInterval& i) {
@@ -74,7 +78,7 @@ std::string json_batch_interval(const BatchInterval& i) {
   j["target"] = i.target;
   j["finished"] = i.finished;
   j["planned"] = i.planned;
-  return j.dump();
+  return j.dump(-1, ' ', false, replace_invalid);
 }
 
 std::string json_auto_decision(const AutoDecision& d) {
@@ -92,7 +96,7 @@ std::string json_auto_decision(const AutoDecision& d) {
             {"failed", d.failed},
             {"reason", d.reason},
             {"text", format_decision(d)}};
-  return j.dump();
+  return j.dump(-1, ' ', false, replace_invalid);
 }
 
 std::string json_batch_summary(const BatchReport& r) {
@@ -116,7 +120,7 @@ std::string json_batch_summary(const BatchReport& r) {
             {"rate_Gbps", to_gigabits_per_s(rate)},
             {"exit_code", r.first_failure ? exit_code(*r.first_failure) : 0},
             {"failures", failures}};
-  return j.dump();
+  return j.dump(-1, ' ', false, replace_invalid);
 }
 
 std::string json_interval(const IntervalReport& report) {
@@ -126,7 +130,7 @@ std::string json_interval(const IntervalReport& report) {
     j["streams"] = json::array();
     for (const auto& s : report.streams) j["streams"].push_back(stream_json(s));
   }
-  return j.dump();
+  return j.dump(-1, ' ', false, replace_invalid);
 }
 
 std::string json_summary(const IntervalReport& report, const TransferSummary& s) {
@@ -167,7 +171,7 @@ std::string json_summary(const IntervalReport& report, const TransferSummary& s)
                                     {"intervals_send_q", t.intervals_queued}});
     j["busy_streams"] = StreamMeter::busy_streams(s.stream_totals);
   }
-  return j.dump();
+  return j.dump(-1, ' ', false, replace_invalid);
 }
 
 void JsonPrinter::emit(const std::string& line) {
@@ -183,7 +187,7 @@ void JsonPrinter::on_start(const TransferSummary& s) {
             {"bytes", s.bytes},
             {"streams", s.streams},
             {"block_size", s.block_size}}
-           .dump());
+           .dump(-1, ' ', false, replace_invalid));
 }
 
 void JsonPrinter::on_interval(const IntervalReport& report) { emit(json_interval(report)); }
@@ -196,28 +200,32 @@ void JsonPrinter::on_finish(const IntervalReport& report, const TransferSummary&
             {"seconds", s.seconds},
             {"rate_Bps", rate},
             {"checksum", format_checksum(s.checksum, s.checksum_value)}}
-           .dump());
+           .dump(-1, ' ', false, replace_invalid));
   emit(json_summary(report, s));
 }
 
 void JsonPrinter::on_queued(unsigned position, unsigned active, unsigned queued) {
-  emit(json{{"event", "queued"}, {"position", position}, {"active", active}, {"queued", queued}}.dump());
+  emit(json{{"event", "queued"}, {"position", position}, {"active", active}, {"queued", queued}}
+           .dump(-1, ' ', false, replace_invalid));
 }
 
 void JsonPrinter::on_stream_event(const std::string& text) {
-  emit(json{{"event", "stream_recovery"}, {"message", text}}.dump());
+  emit(json{{"event", "stream_recovery"}, {"message", text}}.dump(-1, ' ', false, replace_invalid));
 }
 
 void JsonPrinter::on_retry(unsigned next, unsigned total, double delay_seconds, const std::string& reason) {
-  emit(json{{"event", "retry"}, {"attempt", next}, {"of", total}, {"delay_seconds", delay_seconds}, {"reason", reason}}.dump());
+  emit(json{{"event", "retry"}, {"attempt", next}, {"of", total}, {"delay_seconds", delay_seconds}, {"reason", reason}}
+           .dump(-1, ' ', false, replace_invalid));
 }
 
-void JsonPrinter::on_warning(const std::string& text) { emit(json{{"event", "warning"}, {"message", text}}.dump()); }
+void JsonPrinter::on_warning(const std::string& text) {
+  emit(json{{"event", "warning"}, {"message", text}}.dump(-1, ' ', false, replace_invalid));
+}
 
 void JsonPrinter::on_error(const Error& error) {
   emit(json{{"event", "error"}, {"code", static_cast<int>(error.code())}, {"class", errc_name(error.code())},
             {"message", error.what()}}
-           .dump());
+           .dump(-1, ' ', false, replace_invalid));
 }
 
 }  // namespace pxfer

@@ -13,6 +13,8 @@
 #include <thread>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "support/e2e.hpp"
 #include "support/hostile_server.hpp"
@@ -84,6 +86,21 @@ INSTANTIATE_TEST_SUITE_P(
                       Steering{"EscapeSequenceInName", listed_file("ok/\x1b[2Jx.txt")},
                       Steering{"EmptyPathInADirectoryListing", listed_file("")}),
     [](const ::testing::TestParamInfo<Steering>& p) { return std::string(p.param.name); });
+
+// A name that is not UTF-8 (Latin-1 from an older file system) is not unsafe, but it must not
+// break --json: every line stays valid JSON and the run ends with its own error, not a crash.
+TEST(HostileJson, NamesThatAreNotUtf8KeepJsonOutputValid) {
+  TempDir dir;
+  HostileServer server(dir.subdir("state"), {listed_directory("ok"), listed_file("ok/caf\xe9.txt")});
+  RunResult r = run_pxfer("get", "-r", "--json", server.url("src/"), dir / "target", "--fingerprint", server.fingerprint());
+  EXPECT_EQ(r.exit_code, exit_permission) << r.err;  // the hostile server refuses every OPEN
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+  std::istringstream lines(r.out);
+  std::size_t parsed = 0;
+  for (std::string line; std::getline(lines, line); ++parsed)
+    EXPECT_TRUE(nlohmann::json::accept(line)) << "not JSON: " << line;
+  EXPECT_GT(parsed, 0u) << r.out;
+}
 
 // ---- pxferd's access rules and credentials files ----
 
