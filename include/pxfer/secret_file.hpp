@@ -14,6 +14,7 @@ enum class FileSecrecy {
 };
 
 // The whole file, after its mode was checked on the opened descriptor (no race with a chmod).
+// A pipe is accepted as it is (nothing on disk); anything else but a regular file is refused.
 // Throws Error(not_found) when it is missing, Error(permission) when it is too open, with the
 // command that fixes it: "run `chmod 600 FILE`". `what` names it: "tokens file", "--token-file".
 std::string read_protected_file(const std::string& path, const std::string& what, FileSecrecy secrecy);

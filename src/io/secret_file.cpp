@@ -33,8 +33,10 @@ std::string read_protected_file(const std::string& path, const std::string& what
   } closer{fd};
   struct stat st {};
   if (::fstat(fd, &st) != 0) throw Error(errc_from_errno(errno), "cannot read " + what + " " + path + ": " + errno_text(errno));
-  if (!S_ISREG(st.st_mode)) throw Error(Errc::usage, what + " " + path + ": not a regular file");
-  if (std::string why = mode_problem(st.st_mode & 07777, secrecy); !why.empty()) {
+  // A pipe (`--token-file <(pass show pxfer)`) leaves nothing on disk for others to read.
+  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) throw Error(Errc::usage, what + " " + path + ": not a regular file");
+  std::string why = S_ISREG(st.st_mode) ? mode_problem(st.st_mode & 07777, secrecy) : "";
+  if (!why.empty()) {
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
     throw Error(Errc::permission, what + " " + path + " is " + why + " (mode " + mode + "); refusing to use it: run `chmod 600 " +

@@ -94,6 +94,12 @@ TEST(SecretFiles, ModesAreCheckedLikeSshKeys) {
   ::chmod(file.c_str(), 0600);
   EXPECT_EQ(read_protected_file(file, "--token-file", FileSecrecy::private_secret), "x");
   EXPECT_EQ(code_of([&] { read_protected_file(dir / "missing", "x", FileSecrecy::private_secret); }), Errc::not_found);
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  ASSERT_EQ(::write(pipe_fds[1], "tok\n", 4), 4);
+  ::close(pipe_fds[1]);
+  EXPECT_EQ(read_protected_file("/dev/fd/" + std::to_string(pipe_fds[0]), "--token-file", FileSecrecy::private_secret), "tok\n");
+  ::close(pipe_fds[0]);
 }
 
 TEST(ReservedNames, AnonymousCannotBeATokenName) {
