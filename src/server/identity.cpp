@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
@@ -62,7 +63,15 @@ void write_pem(const std::string& path, F&& write) {
   if (!bio || write(bio.get()) != 1) throw Error(Errc::internal, "cannot encode " + path + " as PEM");
   char* data = nullptr;
   long size = BIO_get_mem_data(bio.get(), &data);
-  write_file_atomically(path, std::string(data, static_cast<std::size_t>(size)), 0600);
+  std::string text(data, static_cast<std::size_t>(size));
+  OPENSSL_cleanse(data, static_cast<std::size_t>(size));
+  try {
+    write_file_atomically(path, text, 0600);
+  } catch (...) {
+    OPENSSL_cleanse(text.data(), text.size());
+    throw;
+  }
+  OPENSSL_cleanse(text.data(), text.size());  // the private key leaves no copy in freed memory
 }
 
 void create_self_signed(const std::string& cert_path, const std::string& key_path) {
