@@ -29,7 +29,7 @@ void check_listing(const std::vector<wire::ListEntry>& entries, const std::strin
   for (const auto& e : entries) {
     if (auto why = unsafe_path_reason(e.relative_path))
       throw Error(Errc::permission, server + " sent an unsafe path in its listing ('" + log_safe(e.relative_path) +
-                                        "': " + *why + "); refusing to copy anything from it");
+                                        "': " + *why + "); refusing to copy anything from it: is this the server you meant?");
   }
 }
 
