@@ -25,8 +25,9 @@ declare -A sources=(
   [frame]="fuzz/fuzz_frame.cpp src/wire/codec.cpp src/wire/names.cpp src/wire/split.cpp src/common/error.cpp"
   [url]="fuzz/fuzz_url.cpp src/common/url.cpp"
   [units]="fuzz/fuzz_units.cpp src/common/units.cpp src/report/doctor.cpp"
+  [path]="fuzz/fuzz_path.cpp src/common/safe_path.cpp src/common/log_safe.cpp src/common/error.cpp"
 )
-all_targets=(frame url units)
+all_targets=(frame url units path)
 flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
        -fno-sanitize-recover=all -I"$here/include" -I"$here/src")
 

@@ -20,6 +20,7 @@
 #include "pxfer/limits.hpp"
 #include "pxfer/progress_printer.hpp"
 #include "pxfer/report_recorder.hpp"
+#include "pxfer/secret_file.hpp"
 #include "pxfer/sweep.hpp"
 
 using namespace pxfer;
@@ -67,11 +68,7 @@ void add_security(CLI::App& cmd, SecurityArgs& a) {
 std::string read_token(const SecurityArgs& a) {
   std::string raw, origin;
   if (!a.token_file.empty()) {
-    std::ifstream in(a.token_file);
-    if (!in) throw Error(Errc::usage, "--token-file " + a.token_file + ": cannot read it");
-    std::ostringstream s;
-    s << in.rdbuf();
-    raw = s.str();
+    raw = read_protected_file(a.token_file, "--token-file", FileSecrecy::private_secret);
     origin = "--token-file " + a.token_file;
   } else if (const char* env = std::getenv("PXFER_TOKEN")) {
     raw = env;
@@ -102,7 +99,6 @@ void apply_security(const SecurityArgs& a) {
     if (s.fingerprint.empty())
       throw Error(Errc::usage, "--fingerprint " + a.fingerprint + ": expected sha256: and 64 hex digits");
   }
-  if (!a.ca.empty() && !a.fingerprint.empty()) throw Error(Errc::usage, "--ca and --fingerprint: give one of them");
   if (a.cert.empty() != a.key.empty()) throw Error(Errc::usage, "--cert and --key go together");
   s.token = read_token(a);
   set_client_security(std::move(s));

@@ -8,6 +8,7 @@
 
 #include "cli_support.hpp"
 #include "pxfer/error.hpp"
+#include "pxfer/secret_file.hpp"
 #include "pxfer/server.hpp"
 #include "pxfer/server_admin.hpp"
 #include "pxfer/units.hpp"
@@ -163,11 +164,9 @@ int main(int argc, char** argv) {
     spdlog::info("pxferd serving {} on {}, certificate {}", root, server.listen_address(), server.fingerprint());
     if (options.insecure_no_auth) spdlog::warn("--insecure-no-auth: any local user can read and write {}", root);
     if (!port_file.empty()) {
-      // Written under a temporary name and renamed, so a script never reads a half-written file.
-      std::string tmp = port_file + ".tmp";
-      std::ofstream(tmp) << server.port() << "\n";
-      if (std::rename(tmp.c_str(), port_file.c_str()) != 0)
-        throw Error(Errc::local_io, "cannot write --port-file " + port_file);
+      // Written under a new temporary name (O_EXCL) and renamed, so a script never reads a
+      // half-written file and nothing planted at either name is written through.
+      write_file_atomically(port_file, std::to_string(server.port()) + "\n", 0644);
     }
     server.run();
     spdlog::info("pxferd stopped");

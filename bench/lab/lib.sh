@@ -97,7 +97,7 @@ lab_server_start() {
   mkdir -p "$LAB_WORK/srv"
   rm -f "$LAB_WORK/port"
   if [[ ! -s $LAB_WORK/token ]]; then
-    "$LAB_PXFERD" token create lab --tokens "$LAB_WORK/tokens" >"$LAB_WORK/token" 2>/dev/null
+    (umask 077 && "$LAB_PXFERD" token create lab --tokens "$LAB_WORK/tokens" >"$LAB_WORK/token" 2>/dev/null)
   fi
   PXFER_TOKEN=$(cat "$LAB_WORK/token")
   PXFER_KNOWN_HOSTS=$LAB_WORK/known_hosts

@@ -23,6 +23,9 @@ namespace pxfer {
 
 struct BatchPlan {
   std::vector<std::string> local_directories;  // created (with parents) before any file moves
+  // get -r: the target directory the user named. Every local directory and file of the plan is
+  // created beneath it through its descriptor, never following a symlink (client/local_tree.hpp).
+  std::string local_root;
   std::vector<Url> remote_directories;         // likewise, with MKDIR on the URL's server
   std::vector<BatchFile> files;
 };

@@ -49,6 +49,9 @@ struct ClientOptions {
   // A file of one block moves on the control connection (no data connection of its own): set by
   // put -r / get -r, whose workers keep their control connection from file to file.
   bool small_files_on_control = false;
+  // A get writes only beneath this directory, through its descriptor, following no symlink
+  // (get -r: the target the user named; the server chose the names below it). "" = as typed.
+  std::string local_root;
 };
 
 // Credentials and trust: set by the CLI (set_client_security) before any transfer; each session

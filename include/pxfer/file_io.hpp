@@ -19,6 +19,10 @@ namespace pxfer {
 class Directory {
  public:
   static Directory open_root(const std::string& path, bool confined);
+  // A client's get -r target (named by the user, so opened as typed): everything below it is
+  // opened with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), or, where openat2 is missing,
+  // one component at a time with O_NOFOLLOW; a server can only have files written beneath it.
+  static Directory open_beneath(const std::string& path);
   static Directory current();  // the process's working directory, unconfined
   Directory(Directory&& other) noexcept;
   Directory& operator=(Directory&& other) noexcept;
@@ -38,6 +42,7 @@ class Directory {
   Directory(int fd, bool confined, std::string display) : fd_(fd), confined_(confined), display_(std::move(display)) {}
   int fd_ = -1;
   bool confined_ = false;
+  bool no_symlinks_ = false;  // open_beneath: no symlink anywhere below, not even one that stays inside
   std::string display_;
 };
 

@@ -19,6 +19,7 @@
 
 #include "pxfer/rate_meter.hpp"
 #include "pxfer/remote_tree.hpp"
+#include "local_tree.hpp"
 
 namespace pxfer {
 namespace fs = std::filesystem;
@@ -161,13 +162,7 @@ FileOutcome move_one(ClientSession& session, const BatchFile& f, const BatchOpti
   return outcome;
 }
 
-void create_local_directories(const BatchPlan& plan, BatchReport& report) {
-  for (const auto& dir : plan.local_directories) {
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) report.setup_errors.emplace_back(errc_from_errno(ec.value()), "cannot create directory " + dir + ": " + ec.message());
-  }
-}
+void create_local_directories(const BatchPlan& plan, BatchReport& report) { make_local_tree(plan, report.setup_errors); }
 
 // One control connection per server, directories in plan order (parents first).
 void create_remote_directories(const BatchPlan& plan, const ClientOptions& client, BatchReport& report) {
@@ -248,6 +243,7 @@ class BatchRun {
   ClientOptions session_options() const {
     ClientOptions base = options_.client;
     base.small_files_on_control = true;
+    base.local_root = plan_.local_root;
     // Files in flight already keep the cores busy: each worker's session gets its share of them
     // rather than a thread per stream, which with many small files mostly costs context switches
     // (2000 x 64 KiB put -r, -c 4 -p 4, 2 cores, loopback: 105 -> 120 MB/s, three rounds each).

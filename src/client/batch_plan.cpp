@@ -8,6 +8,7 @@
 
 #include "pxfer/batch.hpp"
 #include "pxfer/remote_tree.hpp"
+#include "pxfer/safe_path.hpp"
 
 namespace pxfer {
 namespace fs = std::filesystem;
@@ -83,10 +84,13 @@ BatchPlan plan_recursive_get(const Url& source, const std::string& local_dir, st
     if (e.code() == Errc::network) throw;  // already says where and what to do
     throw Error(e.code(), "cannot list " + source.to_string() + ": " + e.what() + "; check the path on the server");
   }
+  // The server names the local files: nothing it sent may climb out of the target (issue 11).
+  check_listing(entries, source.authority());
   if (entries.size() == 1 && entries.front().relative_path.empty())
     throw Error(Errc::usage, source.to_string() + ": names a file; -r copies a directory (drop -r to copy one file)");
   const std::string base = local_dir.ends_with('/') ? join(local_dir, last_component(source.path)) : local_dir;
   BatchPlan plan;
+  plan.local_root = without_trailing_slashes(base);
   plan.local_directories.push_back(base);
   for (const auto& e : entries) {
     if (e.kind == wire::EntryKind::directory) {
@@ -98,7 +102,7 @@ BatchPlan plan_recursive_get(const Url& source, const std::string& local_dir, st
     file.local = join(base, e.relative_path);
     file.remote = at_path(source, join(source.path, e.relative_path));
     file.source_size = e.size;
-    file.mode = e.mode;
+    file.mode = e.mode & 0777;  // --preserve never takes set-id or sticky bits from a server
     file.mtime_ns = e.mtime_ns;
     plan.files.push_back(std::move(file));
   }

@@ -14,6 +14,8 @@
 #include <spdlog/spdlog.h>
 
 #include "data_stream.hpp"
+#include "local_tree.hpp"
+#include "pxfer/log_safe.hpp"
 #include "net/frame_io.hpp"
 #include "net/race.hpp"
 #include "pxfer/error.hpp"
@@ -159,13 +161,15 @@ awaitable<bool> control_to(std::optional<ControlLink>& link, const Url& remote, 
 }
 
 // The receiving engine, or the error the server must hear before the client gives up.
-std::shared_ptr<transfer::Transfer> make_receiver(asio::any_io_executor ex, const Directory& cwd, const Job& job,
+std::shared_ptr<transfer::Transfer> make_receiver(asio::any_io_executor ex, const Job& job,
                                                   const wire::OpenOk& ok, const transfer::Settings& settings,
                                                   std::optional<Error>& refused) {
   const ClientOptions& opt = job.options;
   try {
     SinkOptions sink{opt.overwrite, opt.resume, opt.sync, ok.block_size, ok.mtime_ns};
-    return transfer::Transfer::receiving(ex, std::make_unique<FileSink>(cwd, job.local, ok.size, sink), settings);
+    // Beneath the directory the user named (get -r): a server's names cannot lead out of it.
+    LocalTarget at = local_target(opt.local_root, job.local);
+    return transfer::Transfer::receiving(ex, std::make_unique<FileSink>(at.dir, at.path, ok.size, sink), settings);
   } catch (const Error& e) {
     refused = e;
     return nullptr;
@@ -180,7 +184,7 @@ void start_summary(Job& job, transfer::Transfer& t, const ControlLink& link, con
   s.block_size = ok.block_size;
   s.checksum = job.options.checksum;
   s.protection = describe_protection(*link.connection, job.options.encrypt);
-  s.identity = link.auth.identity;
+  s.identity = log_safe(link.auth.identity);  // the server chose it: shown, so escaped
   if (ok.has_admission) {
     s.server_load = ServerLoad{true, ok.active, ok.queued, ok.max_active};
     spdlog::debug("server load: {} active, {} queued, max_active {}", ok.active, ok.queued, ok.max_active);
@@ -268,7 +272,7 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job, std::optional<ControlLi
   std::shared_ptr<transfer::Transfer> t;
   std::optional<Error> refused;  // no co_await inside a handler
   if (source) t = transfer::Transfer::sending(ex, std::move(*source), plan.settings);
-  else t = make_receiver(ex, cwd, job, ok, plan.settings, refused);
+  else t = make_receiver(ex, job, ok, plan.settings, refused);
   if (refused) {
     co_await net::send_error_quietly(*control, *refused);
     throw *refused;

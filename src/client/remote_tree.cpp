@@ -30,7 +30,10 @@ std::vector<wire::ListEntry> list_remote(const Url& remote, std::chrono::millise
 std::optional<wire::ListEntry> stat_remote(const Url& remote, std::chrono::milliseconds connect_timeout) {
   try {
     auto entries = list_remote(remote, connect_timeout);
-    if (entries.size() == 1 && entries.front().relative_path.empty()) return entries.front();
+    if (entries.size() == 1 && entries.front().relative_path.empty()) {
+      entries.front().mode &= 0777;  // --preserve never takes set-id or sticky bits from a server
+      return entries.front();
+    }
     return std::nullopt;  // a directory
   } catch (const Error& e) {
     if (e.code() == Errc::not_found) return std::nullopt;

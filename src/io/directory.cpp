@@ -8,23 +8,61 @@
 
 #include "pxfer/error.hpp"
 #include "pxfer/file_io.hpp"
+#include "io/tree.hpp"
 
 namespace pxfer {
 namespace {
 
-int openat2_beneath(int dirfd, const std::string& path, int flags, unsigned mode) {
+int openat2_beneath(int dirfd, const std::string& path, int flags, unsigned mode, bool no_symlinks) {
   open_how how{};
   how.flags = static_cast<std::uint64_t>(flags) | O_CLOEXEC;
   how.mode = (flags & O_CREAT) ? mode : 0;
-  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | (no_symlinks ? RESOLVE_NO_SYMLINKS : 0);
   long fd;
   do fd = ::syscall(SYS_openat2, dirfd, path.c_str(), &how, sizeof how);
   while (fd < 0 && errno == EINTR);
   return static_cast<int>(fd);
 }
 
-std::string describe_open_error(const std::string& path, int err) {
-  if (err == EXDEV || err == ELOOP) return path + ": refused: the path leaves the export root";
+}  // namespace
+
+// Without openat2 (kernels before 5.6, or a seccomp filter that hides it): one component at a
+// time, each opened with O_NOFOLLOW, so no symlink is followed anywhere. `path` was checked by
+// check_relative_path: relative, no "..".
+int open_each_component(int dirfd, const std::string& path, int flags, unsigned mode) {
+  int current = ::dup(dirfd);
+  std::size_t start = 0;
+  while (current >= 0) {
+    std::size_t end = path.find('/', start);
+    std::string part = path.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    const bool last = end == std::string::npos || path.find_first_not_of('/', end) == std::string::npos;
+    if (part.empty() || part == ".") part = ".";
+    int next;
+    do next = last ? ::openat(current, part.c_str(), flags | O_NOFOLLOW | O_CLOEXEC, mode)
+                   : ::openat(current, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    while (next < 0 && errno == EINTR);
+    int err = errno;
+    struct stat st {};
+    // O_DIRECTORY meets a symlink before O_NOFOLLOW does: say ELOOP, as openat2 would.
+    if (next < 0 && err == ENOTDIR && ::fstatat(current, part.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+      err = ELOOP;
+    ::close(current);
+    errno = err;
+    current = next;
+    if (last) break;
+    start = end + 1;
+  }
+  return current;
+}
+
+namespace {
+
+std::string describe_open_error(const std::string& path, int err, bool beneath_target, const std::string& target) {
+  if (beneath_target && (err == EXDEV || err == ELOOP))
+    return path + ": refused: a symbolic link on the way, or outside " + target +
+           " (get -r writes only beneath the directory named, following no symlink)";
+  if (err == EXDEV) return path + ": refused: the path leaves the export root";
+  if (err == ELOOP) return path + ": refused: the path leaves the export root or runs through a symbolic link";
   return path + ": " + errno_text(err);
 }
 
@@ -73,8 +111,14 @@ Directory Directory::open_root(const std::string& path, bool confined) {
 
 Directory Directory::current() { return open_root(".", false); }
 
+Directory Directory::open_beneath(const std::string& path) {
+  Directory dir = open_root(path, true);
+  dir.no_symlinks_ = true;
+  return dir;
+}
+
 Directory::Directory(Directory&& other) noexcept
-    : fd_(other.fd_), confined_(other.confined_), display_(std::move(other.display_)) {
+    : fd_(other.fd_), confined_(other.confined_), no_symlinks_(other.no_symlinks_), display_(std::move(other.display_)) {
   other.fd_ = -1;
 }
 
@@ -83,6 +127,7 @@ Directory& Directory::operator=(Directory&& other) noexcept {
     if (fd_ >= 0) ::close(fd_);
     fd_ = other.fd_;
     confined_ = other.confined_;
+    no_symlinks_ = other.no_symlinks_;
     display_ = std::move(other.display_);
     other.fd_ = -1;
   }
@@ -97,14 +142,15 @@ int Directory::open_file(const std::string& relative, int flags, unsigned mode) 
   int fd;
   if (confined_) {
     check_relative_path(relative);
-    fd = openat2_beneath(fd_, relative, flags, mode);
+    fd = openat2_beneath(fd_, relative, flags, mode, no_symlinks_);
+    if (fd < 0 && errno == ENOSYS && no_symlinks_) fd = open_each_component(fd_, relative, flags, mode);
   } else {
     do fd = ::openat(fd_, relative.c_str(), flags | O_CLOEXEC, mode);
     while (fd < 0 && errno == EINTR);
   }
   if (fd < 0) {
     int err = errno;
-    throw Error(errc_from_errno(err), describe_open_error(relative, err));
+    throw Error(errc_from_errno(err), describe_open_error(relative, err, no_symlinks_, display_));
   }
   return fd;
 }

@@ -106,8 +106,10 @@ void FileSink::open_partial(const SinkOptions& options) {
     if (fd_ >= 0) return;
   }
   journal_->reset();
-  // Created 0666 so the process umask decides the final mode, as cp does.
-  fd_ = ::openat(dir_fd_, temp_name_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0666);
+  // Created 0666 so the process umask decides the final mode, as cp does. Exclusively: the name
+  // is fixed, so whatever holds it now (a stale partial, a planted link) goes first.
+  ::unlinkat(dir_fd_, temp_name_.c_str(), 0);
+  fd_ = ::openat(dir_fd_, temp_name_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
   if (fd_ < 0) throw_io("cannot create a file in the directory of", path_, errno);
   preallocate();
 }
@@ -118,7 +120,7 @@ void FileSink::open_temporary() {
   // rename is atomic and never crosses file systems.
   for (int attempt = 0; attempt < 8 && fd_ < 0; ++attempt) {
     temp_name_ = "." + leaf_ + ".pxfer-" + random_suffix();
-    fd_ = ::openat(dir_fd_, temp_name_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    fd_ = ::openat(dir_fd_, temp_name_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
     if (fd_ < 0 && errno != EEXIST) break;
   }
   if (fd_ < 0) {

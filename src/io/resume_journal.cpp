@@ -59,13 +59,24 @@ std::size_t block_count(const ResumeIdentity& id) {
   return id.block_size == 0 ? 0 : static_cast<std::size_t>((id.size + id.block_size - 1) / id.block_size);
 }
 
+// The journal's name is fixed, so someone with write access to the directory could plant a hard
+// link there to a file this process may write: such a name is replaced, never written through.
+int open_journal(int dir_fd, const std::string& name) {
+  int fd = ::openat(dir_fd, name.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  struct stat st {};
+  if (fd < 0 || (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1)) return fd;
+  ::close(fd);
+  ::unlinkat(dir_fd, name.c_str(), 0);
+  return ::openat(dir_fd, name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+}
+
 }  // namespace
 
 ResumeJournal::ResumeJournal(int dir_fd, const std::string& name, const ResumeIdentity& identity,
                              const std::string& display)
     : dir_fd_(dir_fd), name_(name), display_(display), identity_(identity) {
   // 0600: the journal says nothing secret, but nobody else has any business writing it.
-  fd_ = ::openat(dir_fd_, name_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  fd_ = open_journal(dir_fd_, name_);
   if (fd_ < 0) {
     int err = errno;
     throw Error(errc_from_errno(err), "cannot open the resume journal of " + display_ + ": " + errno_text(err));

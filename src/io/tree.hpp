@@ -19,4 +19,9 @@ std::vector<wire::ListEntry> list_tree(const Directory& root, const std::string&
 // symlink in the way is an error.
 void make_directories(const Directory& root, const std::string& path);
 
+// Directory::open_beneath's fallback where openat2 is missing: opens `path` (relative, no "..")
+// below `dirfd` one component at a time, each with O_NOFOLLOW. Returns the fd, or -1 with errno
+// (ELOOP for a symlink anywhere on the way). In this header for its unit test.
+int open_each_component(int dirfd, const std::string& path, int flags, unsigned mode);
+
 }  // namespace pxfer

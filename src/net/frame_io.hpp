@@ -6,6 +6,7 @@
 
 #include "connection.hpp"
 #include "pxfer/error.hpp"
+#include "pxfer/log_safe.hpp"
 #include "pxfer/wire.hpp"
 
 namespace pxfer::net {
@@ -22,7 +23,7 @@ awaitable<std::optional<wire::Message>> read_message_within(Connection& conn, st
 template <class T>
 T expect(wire::Message&& message, const std::string& peer) {
   if (auto* t = std::get_if<T>(&message)) return std::move(*t);
-  if (auto* e = std::get_if<wire::ErrorMsg>(&message)) throw Error(errc_from_wire(e->code), peer + ": " + e->message);
+  if (auto* e = std::get_if<wire::ErrorMsg>(&message)) throw Error(errc_from_wire(e->code), peer + ": " + log_safe(e->message));
   throw Error(Errc::protocol, std::string("unexpected ") + wire::type_name(wire::type_of(message)) + " from " + peer);
 }
 

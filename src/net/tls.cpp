@@ -36,7 +36,7 @@ class TlsContext {
 namespace {
 
 
-constexpr std::chrono::seconds handshake_timeout{30};
+constexpr std::chrono::seconds handshake_timeout{10};  // docs/security.md
 
 std::string hex(const unsigned char* p, unsigned n) {
   static const char* digits = "0123456789abcdef";

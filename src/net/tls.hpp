@@ -30,7 +30,7 @@ TlsContextPtr make_client_tls(const ClientTlsConfig& config);
 
 // A TLS connection over a connected socket; tls_handshake must complete before any read or write.
 std::shared_ptr<Connection> make_tls_connection(tcp::socket socket, TlsContextPtr context);
-// The TLS 1.3 handshake (30 s deadline). Client side (server = false): with a CA in the context
+// The TLS 1.3 handshake (10 s deadline). Client side (server = false): with a CA in the context
 // the chain and `host` (DNS name or IP address) are verified, a failure being Errc::permission.
 // Server side: a client certificate is checked against the client CA but never fails the
 // handshake: the outcome is in tls()->verify_error, so the refusal can be a clear ERROR frame.

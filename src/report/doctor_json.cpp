@@ -47,7 +47,7 @@ std::string format_doctor_json(const std::string& server, const PathFacts& f, co
               {"put", direction_json(a.put)},
               {"get", direction_json(a.get)},
               {"version", pxfer_version()}}
-      .dump();
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace pxfer

@@ -10,6 +10,10 @@ namespace {
 
 using nlohmann::json;
 
+// Names and messages may come from a server and need not be UTF-8 (a Latin-1 file name): such
+// bytes become U+FFFD instead of throwing out of a printer (which aborted pxfer --json).
+constexpr auto replace_invalid = json::error_handler_t::replace;
+
 json stream_json(const StreamSample& s) {
   const auto& f = s.figures;
   return {{"stream", f.stream},       {"bytes", f.bytes},           {"inst_Bps", s.inst_bytes_per_s},
@@ -42,7 +46,7 @@ std::string json_batch_file_start(const BatchFile& f, std::size_t number, std::s
             {"direction", direction_name(f.direction)}, {"number", number}, {"planned", planned},
             {"streams", streams}, {"started_s", started_s}};
   if (f.direction == Direction::get && f.source_size) j["bytes"] = *f.source_size;
-  return j.dump();
+  return j.dump(-1, ' ', false, replace_invalid);
 }
 
 std::string json_batch_file(const FileOutcome& o, std::size_t finished, std::size_t planned) {
@@ -66,7 +70,7 @@ std::string json_batch_file(const FileOutcome& o, std::size_t finished, std::siz
     j["event"] = "file_failed";
     j["error"] = o.error ? error_json(*o.error) : json{{"code", 1}, {"class", "internal"}, {"message", "?"}};
   }
-  return j.dump();
+  return j.dump(-1, ' ', false, replace_invalid);
 }
 
 std::string json_batch_interval(const BatchInterval& i) {
@@ -76,7 +80,7 @@ std::string json_batch_interval(const BatchInterval& i) {
   j["target"] = i.target;
   j["finished"] = i.finished;
   j["planned"] = i.planned;
-  return j.dump();
+  return j.dump(-1, ' ', false, replace_invalid);
 }
 
 std::string json_auto_decision(const AutoDecision& d) {
@@ -94,7 +98,7 @@ std::string json_auto_decision(const AutoDecision& d) {
             {"failed", d.failed},
             {"reason", d.reason},
             {"text", format_decision(d)}};
-  return j.dump();
+  return j.dump(-1, ' ', false, replace_invalid);
 }
 
 std::string json_batch_summary(const BatchReport& r) {
@@ -119,7 +123,7 @@ std::string json_batch_summary(const BatchReport& r) {
             {"exit_code", r.first_failure ? exit_code(*r.first_failure) : 0},
             {"failures", failures},
             {"version", pxfer_version()}};
-  return j.dump();
+  return j.dump(-1, ' ', false, replace_invalid);
 }
 
 std::string json_start(const TransferSummary& s) {
@@ -130,7 +134,7 @@ std::string json_start(const TransferSummary& s) {
               {"bytes", s.bytes},
               {"streams", s.streams},
               {"block_size", s.block_size}}
-      .dump();
+      .dump(-1, ' ', false, replace_invalid);
 }
 
 std::string json_file_done(const TransferSummary& s) {
@@ -141,19 +145,19 @@ std::string json_file_done(const TransferSummary& s) {
               {"seconds", s.seconds},
               {"rate_Bps", rate},
               {"checksum", format_checksum(s.checksum, s.checksum_value)}}
-      .dump();
+      .dump(-1, ' ', false, replace_invalid);
 }
 
-std::string json_warning(const std::string& text) { return json{{"event", "warning"}, {"message", text}}.dump(); }
+std::string json_warning(const std::string& text) { return json{{"event", "warning"}, {"message", text}}.dump(-1, ' ', false, replace_invalid); }
 
 std::string json_retry(unsigned next, unsigned total, double delay_seconds, const std::string& reason) {
-  return json{{"event", "retry"}, {"attempt", next}, {"of", total}, {"delay_seconds", delay_seconds}, {"reason", reason}}.dump();
+  return json{{"event", "retry"}, {"attempt", next}, {"of", total}, {"delay_seconds", delay_seconds}, {"reason", reason}}.dump(-1, ' ', false, replace_invalid);
 }
 
 std::string json_error(const Error& error) {
   return json{{"event", "error"}, {"code", static_cast<int>(error.code())}, {"class", errc_name(error.code())},
               {"message", error.what()}}
-      .dump();
+      .dump(-1, ' ', false, replace_invalid);
 }
 
 std::string json_interval(const IntervalReport& report) {
@@ -163,7 +167,7 @@ std::string json_interval(const IntervalReport& report) {
     j["streams"] = json::array();
     for (const auto& s : report.streams) j["streams"].push_back(stream_json(s));
   }
-  return j.dump();
+  return j.dump(-1, ' ', false, replace_invalid);
 }
 
 std::string json_summary(const IntervalReport& report, const TransferSummary& s) {
@@ -205,7 +209,7 @@ std::string json_summary(const IntervalReport& report, const TransferSummary& s)
                                     {"intervals_send_q", t.intervals_queued}});
     j["busy_streams"] = StreamMeter::busy_streams(s.stream_totals);
   }
-  return j.dump();
+  return j.dump(-1, ' ', false, replace_invalid);
 }
 
 void JsonPrinter::emit(const std::string& line) {
@@ -223,11 +227,12 @@ void JsonPrinter::on_finish(const IntervalReport& report, const TransferSummary&
 }
 
 void JsonPrinter::on_queued(unsigned position, unsigned active, unsigned queued) {
-  emit(json{{"event", "queued"}, {"position", position}, {"active", active}, {"queued", queued}}.dump());
+  emit(json{{"event", "queued"}, {"position", position}, {"active", active}, {"queued", queued}}
+           .dump(-1, ' ', false, replace_invalid));
 }
 
 void JsonPrinter::on_stream_event(const std::string& text) {
-  emit(json{{"event", "stream_recovery"}, {"message", text}}.dump());
+  emit(json{{"event", "stream_recovery"}, {"message", text}}.dump(-1, ' ', false, replace_invalid));
 }
 
 void JsonPrinter::on_retry(unsigned next, unsigned total, double delay_seconds, const std::string& reason) {

@@ -18,7 +18,7 @@ std::string utc_now_iso8601() {
 }
 
 std::string json_run(const std::string& command) {
-  return nlohmann::json{{"event", "run"}, {"version", pxfer_version()}, {"date", utc_now_iso8601()}, {"command", command}}.dump();
+  return nlohmann::json{{"event", "run"}, {"version", pxfer_version()}, {"date", utc_now_iso8601()}, {"command", command}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 void ReportRecorder::on_start(const TransferSummary& s) { lines_.push_back(json_start(s)); }

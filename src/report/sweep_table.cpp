@@ -103,7 +103,7 @@ std::string format_sweep_json(const std::vector<SweepCell>& cells) {
                         {"failures", c.failures},
                         {"median_mbit", c.median_mbit()},
                         {"rates_mbit", c.rates_mbit}};
-    out += j.dump() + "\n";
+    out += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
   return out;
 }

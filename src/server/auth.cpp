@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "pxfer/error.hpp"
+#include "pxfer/secret_file.hpp"
 
 namespace pxfer::server {
 namespace {
@@ -59,18 +60,6 @@ std::string random_bytes(std::size_t n) {
   return out;
 }
 
-std::string read_file(const std::string& path, const char* what) {
-  std::ifstream in(path);
-  if (!in) {
-    int err = errno;
-    throw Error(err == ENOENT ? Errc::not_found : Errc::permission,
-                std::string("cannot read ") + what + " " + path + ": " + errno_text(err));
-  }
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Splits a line into whitespace-separated words.
 std::vector<std::string> words(const std::string& line) {
   std::vector<std::string> out;
@@ -95,6 +84,14 @@ void for_each_line(const std::string& text, F&& f) {
 
 }  // namespace
 
+bool reserved_identity_name(const std::string& name) {
+  static const std::string reserved = "anonymous";
+  if (name.size() != reserved.size()) return false;
+  for (std::size_t i = 0; i < name.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(name[i])) != reserved[i]) return false;
+  return true;
+}
+
 bool valid_identity_name(const std::string& name) {
   if (name.empty() || name.size() > 64) return false;
   for (char c : name)
@@ -111,6 +108,10 @@ TokenStore TokenStore::parse(const std::string& text, const std::string& origin)
     };
     if (w.size() != 2) throw bad("wrong number of fields");
     if (!valid_identity_name(w[0])) throw bad("bad identity name");
+    if (reserved_identity_name(w[0]))
+      throw Error(Errc::usage, origin + " line " + std::to_string(number) + ": the name " + w[0] +
+                                   " is reserved for clients without credentials (a token of that name would get their "
+                                   "grants); rename or delete this line");
     const std::string& h = w[1];
     if (h.rfind("sha256:", 0) != 0) throw bad("unknown hash scheme");
     auto colon = h.find(':', 7);
@@ -124,7 +125,9 @@ TokenStore TokenStore::parse(const std::string& text, const std::string& origin)
   return store;
 }
 
-TokenStore TokenStore::load(const std::string& path) { return parse(read_file(path, "tokens file"), path); }
+TokenStore TokenStore::load(const std::string& path) {
+  return parse(read_protected_file(path, "tokens file", FileSecrecy::server_config), path);
+}
 
 std::optional<std::string> TokenStore::identify(const std::string& token) const {
   std::optional<std::string> found;
@@ -152,6 +155,8 @@ std::string token_line(const std::string& name, const std::string& token) {
 std::string create_token(const std::string& path, const std::string& name) {
   if (!valid_identity_name(name))
     throw Error(Errc::usage, "identity name '" + name + "': use 1-64 characters of A-Z a-z 0-9 . _ @ -");
+  if (reserved_identity_name(name))
+    throw Error(Errc::usage, "identity name '" + name + "' is reserved for clients without credentials; choose another name");
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_APPEND, 0600);
   if (fd < 0) throw Error(errc_from_errno(errno), "cannot open tokens file " + path + ": " + errno_text(errno));
   struct Closer {
@@ -204,7 +209,9 @@ AccessMap AccessMap::parse(const std::string& text, const std::string& origin) {
   return map;
 }
 
-AccessMap AccessMap::load(const std::string& path) { return parse(read_file(path, "access file"), path); }
+AccessMap AccessMap::load(const std::string& path) {
+  return parse(read_protected_file(path, "access file", FileSecrecy::server_config), path);
+}
 
 std::vector<Grant> AccessMap::grants_of(const std::string& identity) const {
   std::vector<Grant> out;

@@ -19,8 +19,9 @@ struct TokenEntry {
 
 class TokenStore {
  public:
-  // Throws Error(usage) naming the file and line of a malformed entry; Error(not_found) when the
-  // file is missing.
+  // Throws Error(usage) naming the file and line of a malformed entry or a reserved name;
+  // Error(not_found) when the file is missing; Error(permission) when other users could change
+  // it or every user could read it (read_protected_file).
   static TokenStore load(const std::string& path);
   static TokenStore parse(const std::string& text, const std::string& origin);
   // The identity whose token this is. Every entry is compared (in constant time, CRYPTO_memcmp),
@@ -38,12 +39,15 @@ std::string generate_token();
 // The tokens-file line for NAME and TOKEN, with a fresh 16-byte salt (no newline).
 std::string token_line(const std::string& name, const std::string& token);
 // Appends a new identity to the tokens file (created with mode 0600) and returns its token.
-// Throws Error(exists) when NAME is already there, Error(usage) for a bad name.
+// Throws Error(exists) when NAME is already there, Error(usage) for a bad or reserved name.
 std::string create_token(const std::string& path, const std::string& name);
 // A form of a token that is safe to log: "token-id:" + first 8 hex digits of SHA-256(token).
 std::string log_safe_token_id(const std::string& token);
 // Names: 1-64 characters of [A-Za-z0-9._@-].
 bool valid_identity_name(const std::string& name);
+// "anonymous" in any case: the identity of clients without credentials (--anonymous-read). No
+// token may carry it (its holder would get anonymous's grants, with write access).
+bool reserved_identity_name(const std::string& name);
 
 struct Grant {
   std::string path;  // normalised, relative to the export root; "" = the whole root

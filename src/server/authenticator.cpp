@@ -70,7 +70,7 @@ SessionRights Authenticator::authenticate(const net::Connection& conn, const wir
     if (!t->peer_verified)
       throw Error(Errc::permission, "client certificate refused: " + t->verify_error +
                                         " (it is not signed by the server's --client-ca)");
-    if (!valid_identity_name(t->peer_cn))
+    if (!valid_identity_name(t->peer_cn) || reserved_identity_name(t->peer_cn))
       throw Error(Errc::permission, "client certificate refused: its subject CN is not a valid identity name");
     spdlog::debug("client={} identity={} authenticated by certificate {}", conn.peer(), t->peer_cn, t->peer_fingerprint);
     return rights_for(*f, t->peer_cn, false);

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
@@ -17,6 +18,7 @@
 
 #include "net/tls.hpp"
 #include "pxfer/error.hpp"
+#include "pxfer/secret_file.hpp"
 
 namespace pxfer::server {
 namespace {
@@ -36,21 +38,40 @@ void make_dirs(const std::string& path) {
 
 bool exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
 
-// Writes PEM through `write` into path (mode 0600), via a temporary name and rename.
+// The state directory holds the private key: it must be ours, and no one else may add, replace
+// or remove names in it (a planted key.pem, or a symlink where the key is about to be written).
+void check_state_dir(const std::string& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) throw Error(errc_from_errno(errno), "cannot use state directory " + dir + ": " + errno_text(errno));
+  if (!S_ISDIR(st.st_mode)) throw Error(Errc::usage, "state directory " + dir + " is not a directory (--state-dir)");
+  if (st.st_uid != ::geteuid())
+    throw Error(Errc::permission, "state directory " + dir + " belongs to another user (uid " + std::to_string(st.st_uid) +
+                                      ") and will hold pxferd's private key: give --state-dir a directory of this user's");
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    throw Error(Errc::permission, "state directory " + dir + " is writable by other users (mode " + mode +
+                                      ") and will hold pxferd's private key: run `chmod 700 " + dir + "`");
+  }
+}
+
+// Writes PEM through `write` into path (mode 0600) with write_file_atomically: a new name
+// (O_EXCL, no link followed), renamed over the final one.
 template <class F>
 void write_pem(const std::string& path, F&& write) {
-  std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) throw Error(errc_from_errno(errno), "cannot write " + tmp + ": " + errno_text(errno));
-  FILE* f = ::fdopen(fd, "w");
-  bool ok = f && write(f) == 1;
-  ok = f && std::fflush(f) == 0 && ::fsync(fd) == 0 && ok;
-  if (f) std::fclose(f);
-  else ::close(fd);
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    throw Error(Errc::local_io, "cannot write " + path);
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new(BIO_s_mem()), BIO_free);
+  if (!bio || write(bio.get()) != 1) throw Error(Errc::internal, "cannot encode " + path + " as PEM");
+  char* data = nullptr;
+  long size = BIO_get_mem_data(bio.get(), &data);
+  std::string text(data, static_cast<std::size_t>(size));
+  OPENSSL_cleanse(data, static_cast<std::size_t>(size));
+  try {
+    write_file_atomically(path, text, 0600);
+  } catch (...) {
+    OPENSSL_cleanse(text.data(), text.size());
+    throw;
   }
+  OPENSSL_cleanse(text.data(), text.size());  // the private key leaves no copy in freed memory
 }
 
 void create_self_signed(const std::string& cert_path, const std::string& key_path) {
@@ -71,8 +92,8 @@ void create_self_signed(const std::string& cert_path, const std::string& key_pat
   X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("pxferd self-signed"), -1, -1, 0);
   X509_set_issuer_name(cert.get(), name);
   if (X509_sign(cert.get(), key.get(), EVP_sha256()) == 0) throw Error(Errc::internal, "cannot sign the certificate");
-  write_pem(key_path, [&](FILE* f) { return PEM_write_PrivateKey(f, key.get(), nullptr, nullptr, 0, nullptr, nullptr); });
-  write_pem(cert_path, [&](FILE* f) { return PEM_write_X509(f, cert.get()); });
+  write_pem(key_path, [&](BIO* b) { return PEM_write_bio_PrivateKey(b, key.get(), nullptr, nullptr, 0, nullptr, nullptr); });
+  write_pem(cert_path, [&](BIO* b) { return PEM_write_bio_X509(b, cert.get()); });
 }
 
 }  // namespace
@@ -93,10 +114,11 @@ ServerIdentity load_or_create_identity(const std::string& cert_file, const std::
   } else {
     std::string dir = state_dir.empty() ? default_state_dir() : state_dir;
     make_dirs(dir);
+    check_state_dir(dir);
     id.cert_file = dir + "/cert.pem";
     id.key_file = dir + "/key.pem";
     std::string lock_path = dir + "/.lock";
-    int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (lock < 0) throw Error(errc_from_errno(errno), "cannot open " + lock_path + ": " + errno_text(errno));
     ::flock(lock, LOCK_EX);
     try {

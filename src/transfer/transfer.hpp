@@ -71,7 +71,7 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   bool claim_stream(std::uint16_t index, std::shared_ptr<Connection> conn);
   // Moves blocks over one data connection until this side has nothing more to do on it. When
   // the connection fails, its unacknowledged blocks go back to the queue for the other streams;
-  // a failure that a new connection cannot cure (see stream_recoverable) also fails the transfer.
+  // a failure that a new connection cannot cure (pxfer/retry.hpp) also fails the transfer.
   awaitable<void> run_stream(std::shared_ptr<Connection> conn, std::uint16_t index);
   // True once the transfer failed or every block is where it belongs: no stream is worth
   // reconnecting any more.

@@ -2,6 +2,8 @@
 // with exit code 4 (permission), secrets never appear in any output, --encrypt moves the same bytes.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +23,13 @@ void expect_refusal(const RunResult& r, int code, const std::string& needle) {
   EXPECT_TRUE(r.err.starts_with("pxfer: ")) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "stderr must be exactly one line: " << r.err;
   EXPECT_NE(r.err.find(needle), std::string::npos) << "stderr should name '" << needle << "': " << r.err;
+}
+
+// Credentials files are refused when other users could read them (ssh style): 0600 like
+// `install -m 600` in docs/security.md.
+void write_private(const std::string& path, const std::string& text) {
+  write_text(path, text);
+  ASSERT_EQ(::chmod(path.c_str(), 0600), 0) << path;
 }
 
 // Runs a shell command (openssl for the test PKI); fails the test when it fails.
@@ -59,7 +68,7 @@ class Security : public ::testing::Test {
     std::string token = e2e::create_token(name, tokens);
     EXPECT_EQ(token.size(), 64u) << token;
     std::string file = etc + "/" + name + ".token";
-    write_text(file, token + "\n");
+    write_private(file, token + "\n");
     return token;
   }
 
@@ -94,7 +103,7 @@ TEST_F(Security, WrongTokenIsRefusedAndLoggedOnlyByItsId) {
   create_token("alice");
   ServerProcess server(root, "127.0.0.1:0", {"--tokens", tokens});
   std::string wrong(64, 'a');
-  write_text(etc + "/wrong.token", wrong + "\n");
+  write_private(etc + "/wrong.token", wrong + "\n");
   RunResult r = run_pxfer("put", small, server.url("a.bin"), "--token-file", etc + "/wrong.token");
   expect_refusal(r, exit_permission, "authentication failed");
   EXPECT_EQ(server.log().find(wrong), std::string::npos) << server.log();
@@ -104,7 +113,7 @@ TEST_F(Security, WrongTokenIsRefusedAndLoggedOnlyByItsId) {
 TEST_F(Security, ReadOnlyIdentityCannotPut) {
   create_token("reader");
   create_token("writer");
-  write_text(etc + "/access", "# identity path rights\nreader / ro\nwriter / rw\n");
+  write_private(etc + "/access", "# identity path rights\nreader / ro\nwriter / rw\n");
   ServerProcess server(root, "127.0.0.1:0", {"--tokens", tokens, "--access", etc + "/access"});
   RunResult w = run_pxfer("put", small, server.url("w.bin"), "--token-file", etc + "/writer.token");
   ASSERT_EQ(w.exit_code, 0) << w.err;

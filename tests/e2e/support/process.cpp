@@ -26,7 +26,12 @@ namespace pxfer::e2e {
 
 using Clock = std::chrono::steady_clock;
 
-std::string binary_path(const std::string& name) { return std::string(PXFER_BIN_DIR) + "/" + name; }
+// PXFER_TEST_BIN_DIR runs the tests against other binaries (an older build's: does a new test
+// fail against the code it guards?).
+std::string binary_path(const std::string& name) {
+  const char* dir = std::getenv("PXFER_TEST_BIN_DIR");
+  return std::string(dir && *dir ? dir : PXFER_BIN_DIR) + "/" + name;
+}
 
 int decode_wait_status(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);

@@ -1,0 +1,31 @@
+#pragma once
+// Where a get writes on the client. A get -r writes what a server listed: each name is checked
+// (check_listing) and everything is created beneath the directory the user named, through its
+// descriptor, never following a symbolic link, so a server can only write below that directory.
+#include <string>
+#include <vector>
+
+#include "pxfer/batch.hpp"
+#include "pxfer/error.hpp"
+#include "pxfer/file_io.hpp"
+
+namespace pxfer {
+
+// Creates plan.local_directories. With plan.local_root (get -r) the root is created as the user
+// typed it and every directory below it one component at a time through descriptors
+// (make_directories: mkdirat, O_NOFOLLOW, a symlink in the way is refused). Without it, as typed.
+// Failures are appended to `errors`.
+void make_local_tree(const BatchPlan& plan, std::vector<Error>& errors);
+
+// `path` relative to `root` ("" for root itself). Throws Error(permission) when it is not below.
+std::string path_below(const std::string& root, const std::string& path);
+
+// The directory a get opens its destination through, and the destination's name relative to it:
+// Directory::open_beneath(root) when `root` is set (get -r), else the working directory.
+struct LocalTarget {
+  Directory dir;
+  std::string path;
+};
+LocalTarget local_target(const std::string& root, const std::string& local);
+
+}  // namespace pxfer

@@ -1,0 +1,36 @@
+#include "pxfer/safe_path.hpp"
+
+#include "pxfer/error.hpp"
+#include "pxfer/log_safe.hpp"
+
+namespace pxfer {
+
+std::optional<std::string> unsafe_path_reason(std::string_view path) {
+  if (path.empty()) return "an empty path";
+  if (path.find('\0') != std::string_view::npos) return "a NUL byte";
+  if (has_control_characters(path)) return "a control character";
+  if (path.front() == '/') return "an absolute path";
+  std::size_t start = 0;
+  for (;;) {
+    std::size_t end = path.find('/', start);
+    std::string_view part = path.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    if (part.empty()) return "an empty component (//, or a trailing /)";
+    if (part == ".") return "a '.' component";
+    if (part == "..") return "a '..' component, which would leave the target directory";
+    if (end == std::string_view::npos) return std::nullopt;
+    start = end + 1;
+  }
+}
+
+void check_listing(const std::vector<wire::ListEntry>& entries, const std::string& server) {
+  // One file answers with one entry of an empty path (it is the path asked for).
+  if (entries.size() == 1 && entries.front().relative_path.empty() && entries.front().kind == wire::EntryKind::file)
+    return;
+  for (const auto& e : entries) {
+    if (auto why = unsafe_path_reason(e.relative_path))
+      throw Error(Errc::permission, server + " sent an unsafe path in its listing ('" + log_safe(e.relative_path) +
+                                        "': " + *why + "); refusing to copy anything from it: is this the server you meant?");
+  }
+}
+
+}  // namespace pxfer
