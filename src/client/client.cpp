@@ -30,6 +30,7 @@
 #include "known_hosts.hpp"
 #include "net/tls.hpp"
 #include "transfer/transfer.hpp"
+#include "pxfer/version.hpp"
 #include <cstdlib>
 #include <map>
 
@@ -190,7 +191,7 @@ awaitable<ControlLink> open_control(const Url& remote, std::chrono::milliseconds
   verify_server(*link.connection, link.authority);
   spdlog::debug("control connection to {} ({}), {}", link.authority, link.connection->peer(),
                 link.connection->protection());
-  wire::Message hello = wire::Hello{wire::protocol_version, wire::protocol_version, wire::our_capabilities, "pxfer/0.2"};
+  wire::Message hello = wire::Hello{wire::protocol_version, wire::protocol_version, wire::our_capabilities, client_agent};
   co_await net::send_message(*link.connection, hello);
   wire::Message auth = wire::Auth{client_security().token};
   co_await net::send_message(*link.connection, auth);
@@ -198,7 +199,7 @@ awaitable<ControlLink> open_control(const Url& remote, std::chrono::milliseconds
   link.hello = net::expect<wire::HelloOk>(std::move(reply), link.connection->peer());
   wire::Message auth_reply = co_await net::read_message(*link.connection);
   link.auth = net::expect<wire::AuthOk>(std::move(auth_reply), link.connection->peer());
-  spdlog::debug("authenticated to {} as {}", link.authority, link.auth.identity);
+  spdlog::debug("authenticated to {} ({}) as {}", link.authority, link.hello.agent, link.auth.identity);
   co_return link;
 }
 

@@ -29,6 +29,8 @@
 #include "transfer/transfer.hpp"
 #include "admission.hpp"
 #include "auth.hpp"
+#include "auth_tables.hpp"
+#include "pxfer/version.hpp"
 #include "identity.hpp"
 #include "transfer_registry.hpp"
 
@@ -85,8 +87,7 @@ struct Server::Impl {
   // Security: the TLS context, who may connect, and what each identity may touch.
   server::ServerIdentity identity;
   net::TlsContextPtr tls;
-  std::optional<server::TokenStore> tokens;
-  std::optional<server::AccessMap> access;
+  server::AuthTables auth_files;  // tokens and access files, swapped whole by reload()
   std::mutex encrypted_mutex;
   std::set<wire::Token> encrypted;  // transfers whose data streams must use TLS (--encrypt)
 
@@ -95,8 +96,7 @@ struct Server::Impl {
         root(Directory::open_root(options.root, true)),
         admission(std::make_shared<server::Admission>(server::AdmissionLimits{
             options.max_active, options.max_streams_per_client, options.max_clients, options.max_starts_per_second})) {
-    if (!options.tokens_file.empty()) tokens = server::TokenStore::load(options.tokens_file);
-    if (!options.access_file.empty()) access = server::AccessMap::load(options.access_file);
+    auth_files.set(server::AuthFiles::load(options.tokens_file, options.access_file));
     identity = server::load_or_create_identity(options.cert_file, options.key_file, options.state_dir);
     tls = net::make_server_tls(net::ServerTlsConfig{identity.cert_file, identity.key_file, options.client_ca_file});
   }
@@ -121,8 +121,8 @@ struct Server::Impl {
 
   Session session_for(const std::string& name, bool anonymous) const {
     Session s{name, {}};
-    if (access) {
-      s.grants = access->grants_of(name);
+    if (auto files = auth_files.get(); files->access) {
+      s.grants = files->access->grants_of(name);
       if (anonymous && !options.insecure_no_auth)
         for (auto& g : s.grants) g.write = false;
       if (s.grants.empty() && anonymous && !options.insecure_no_auth) s.grants.push_back(server::Grant{"", false});
@@ -148,7 +148,7 @@ struct Server::Impl {
     }
     if (!auth.token.empty()) {
       std::optional<std::string> name;
-      if (tokens) name = tokens->identify(auth.token);
+      if (auto files = auth_files.get(); files->tokens) name = files->tokens->identify(auth.token);
       if (!name) {
         spdlog::warn("client={} authentication failed: unknown token ({})", conn.peer(), server::log_safe_token_id(auth.token));
         throw Error(Errc::permission, "authentication failed: the token is not valid on this server "
@@ -374,8 +374,9 @@ struct Server::Impl {
     }
     enable_keepalive(conn->socket().native_handle(), 60);
     const std::uint64_t reply_caps = hello.capabilities & wire::our_capabilities;
-    wire::Message reply = wire::HelloOk{wire::protocol_version, reply_caps, "pxferd/0.1", wire::max_block_size};
+    wire::Message reply = wire::HelloOk{wire::protocol_version, reply_caps, server_agent, wire::max_block_size};
     co_await net::send_message(*conn, reply);
+    spdlog::debug("client={} agent={}", conn->peer(), hello.agent);
     // Credentials next: AUTH, checked against the client certificate, the tokens and the policy.
     std::optional<Session> session;
     std::optional<Error> auth_refused;
@@ -692,5 +693,9 @@ void Server::run() {
 }
 
 void Server::stop() { impl_->stop(); }
+
+void Server::reload(const std::string& tokens_file, const std::string& access_file) {
+  server::reload_auth(impl_->auth_files, {impl_->options.tokens_file, impl_->options.access_file}, {tokens_file, access_file});
+}
 
 }  // namespace pxfer

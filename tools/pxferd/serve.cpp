@@ -1,0 +1,73 @@
+#include "serve.hpp"
+
+#include <spdlog/spdlog.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+#include "pxfer/error.hpp"
+#include "pxfer/version.hpp"
+#include "reloader.hpp"
+#include "signal_thread.hpp"
+#include "systemd.hpp"
+
+namespace pxfer::pxferd {
+namespace {
+
+// Every connection is a descriptor (two while a transfer's file is open): raise the soft
+// open-file limit as far as --max-connections needs and the hard limit allows (only when needed,
+// so a unit with LimitNOFILE= set high never calls setrlimit), and say when it falls short.
+void raise_open_file_limit(unsigned max_connections) {
+  rlimit files{};
+  const rlim_t wanted = max_connections > 0 ? static_cast<rlim_t>(max_connections) + 256 : 65536;
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY && files.rlim_cur < wanted &&
+      files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max == RLIM_INFINITY ? wanted : std::min(wanted, files.rlim_max);
+    ::setrlimit(RLIMIT_NOFILE, &files);
+    ::getrlimit(RLIMIT_NOFILE, &files);
+  }
+  if (max_connections > 0 && files.rlim_cur != RLIM_INFINITY && files.rlim_cur < static_cast<rlim_t>(max_connections) + 64)
+    spdlog::warn("open-file limit {} is below --max-connections {} plus the server's own files: raise LimitNOFILE "
+                 "(ulimit -n) or lower --max-connections",
+                 static_cast<unsigned long long>(files.rlim_cur), max_connections);
+}
+
+// Written under a temporary name and renamed, so a script never reads a half-written file.
+void write_port_file(const std::string& port_file, std::uint16_t port) {
+  if (port_file.empty()) return;
+  std::string tmp = port_file + ".tmp";
+  std::ofstream(tmp) << port << "\n";
+  if (std::rename(tmp.c_str(), port_file.c_str()) != 0) throw Error(Errc::local_io, "cannot write --port-file " + port_file);
+}
+
+}  // namespace
+
+int serve(ServerOptions options, const std::string& port_file, const std::vector<std::string>& argv,
+          const CLI::App& parsed) {
+  options.handle_signals = false;  // SignalThread below takes them, with SIGHUP
+  raise_open_file_limit(options.max_connections);
+  SignalThread::block_signals();
+  Server server(options);
+  if (server.created_identity()) spdlog::info("created a self-signed certificate {}", server.certificate_file());
+  spdlog::info("pxferd {} (git {}) serving {} on {}, certificate {}", version, revision(), options.root,
+               server.listen_address(), server.fingerprint());
+  if (options.insecure_no_auth) spdlog::warn("--insecure-no-auth: any local user can read and write {}", options.root);
+  write_port_file(port_file, server.port());
+  Reloader reloader(server, argv, parsed);
+  SignalThread signals(
+      [&server](int signo) {
+        notify("STOPPING=1");
+        spdlog::info("signal {} received: stopping, transfers in progress are aborted", signo);
+        server.stop();
+      },
+      [&reloader] { reloader.reload(); });
+  notify("READY=1\nSTATUS=serving on " + server.listen_address());
+  server.run();
+  notify("STOPPING=1");
+  spdlog::info("pxferd stopped");
+  return 0;
+}
+
+}  // namespace pxfer::pxferd
