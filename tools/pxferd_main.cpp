@@ -52,11 +52,7 @@ int main(int argc, char** argv) {
   }
   try {
     parse_cli(app, argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
+  } catch (const CLI::Success& e) {  // --help, --version
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "pxferd: %s\n", parse_error_line(e, app, arguments).c_str());

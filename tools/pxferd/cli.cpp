@@ -95,6 +95,7 @@ void add_subcommands(CLI::App& app, Commands& c) {
 }  // namespace
 
 void define_cli(CLI::App& app, DaemonArgs& args, Commands& commands) {
+  app.name("pxferd");  // "Usage: pxferd ...", not the path it was started by
   app.set_version_flag("--version", std::string("pxferd ") + version + " (git " + revision() + ")",
                        "print the version and exit");
   app.get_option("--version")->group(g_config);
