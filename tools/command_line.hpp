@@ -16,12 +16,12 @@ inline std::string command_list(const CLI::App& app) {
 }
 
 // For `PROGRAM WORD ...` where WORD is not an option and names no subcommand: "unknown command
-// 'WORD'; commands: ... (see PROGRAM --help)"; with no argument at all and `required`, "no command
+// 'WORD'; commands: ... (see PROGRAM --help)"; with no argument at all and `required`, "no subcommand
 // given; ...". Otherwise "": CLI11 decides.
 inline std::string unknown_command(const CLI::App& app, const std::vector<std::string>& argv, const std::string& program,
                                    bool required) {
   const std::string help = " (see " + program + " --help)";
-  if (argv.size() < 2) return required ? "no command given; commands: " + command_list(app) + help : "";
+  if (argv.size() < 2) return required ? "no subcommand given; commands: " + command_list(app) + help : "";
   const std::string& word = argv[1];
   if (word.empty() || word[0] == '-') return "";
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))

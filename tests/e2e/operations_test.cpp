@@ -199,7 +199,7 @@ TEST_F(Operations, TokenCreateMakesMissingDirectoriesWithSafeModes) {
 
 TEST_F(Operations, UnknownCommandsAreNamedInOneLine) {
   expect_one_line(run_pxfer("bogus"), exit_usage, "unknown command 'bogus'; commands: put, get");
-  expect_one_line(run_pxfer_args({}), exit_usage, "no command given; commands: put, get");
+  expect_one_line(run_pxfer_args({}), exit_usage, "no subcommand given; commands: put, get");
   expect_one_line(run_pxferd({"bogus"}), exit_usage, "unknown command 'bogus'; commands: token, fingerprint");
 }
 
