@@ -8,7 +8,13 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "parallel-stream file transfer: client pxf
 set(CPACK_PACKAGE_DESCRIPTION "pxfer moves files between hosts over N parallel TCP streams with TLS 1.3 control\n\
 connections, resume and whole-file checksums; pxferd serves an export directory (systemd unit\n\
 pxferd.service, configuration in /etc/pxferd/pxferd.toml).")
+# The unit names ${CMAKE_INSTALL_PREFIX}/sbin/pxferd, so the package uses the same prefix: /usr
+# (cmake/Install.cmake's default for a new build directory).
 set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
+if(NOT CMAKE_INSTALL_PREFIX STREQUAL "/usr")
+  message(WARNING "CMAKE_INSTALL_PREFIX is ${CMAKE_INSTALL_PREFIX}: a Debian package should install under /usr "
+                  "(reconfigure with -DCMAKE_INSTALL_PREFIX=/usr before cpack -G DEB)")
+endif()
 set(CPACK_GENERATOR DEB)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # pxfer_0.2.0_amd64.deb
 set(CPACK_DEBIAN_PACKAGE_SECTION net)

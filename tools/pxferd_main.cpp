@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
       std::fprintf(stdout, "pxferd: configuration OK (%s)\n", config_source(commands).c_str());
       return 0;
     }
-    return serve(options, args.port_file, arguments, app);
+    return serve(options, args.port_file, args.metrics_listen, arguments, app);
   } catch (const Error& e) {
     std::fprintf(stderr, "pxferd: %s%s\n", commands.check_config ? "--check-config: " : "",
                  with_origin(e.what(), app, arguments).c_str());

@@ -70,6 +70,8 @@ class Server {
   // files. Throws Error and changes nothing when a file is missing or malformed, or when the reload
   // would drop the tokens or access file the server started with (only a restart may do that).
   void reload(const std::string& tokens_file, const std::string& access_file);
+  // The server's counters and load in the Prometheus text format (pxferd --metrics-listen).
+  std::string metrics_text() const;
 
  private:
   struct Impl;

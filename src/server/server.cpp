@@ -30,6 +30,7 @@
 #include "admission.hpp"
 #include "auth.hpp"
 #include "auth_tables.hpp"
+#include "metrics.hpp"
 #include "pxfer/version.hpp"
 #include "identity.hpp"
 #include "transfer_registry.hpp"
@@ -88,6 +89,7 @@ struct Server::Impl {
   server::ServerIdentity identity;
   net::TlsContextPtr tls;
   server::AuthTables auth_files;  // tokens and access files, swapped whole by reload()
+  server::Metrics metrics;        // --metrics-listen (metrics.hpp)
   std::mutex encrypted_mutex;
   std::set<wire::Token> encrypted;  // transfers whose data streams must use TLS (--encrypt)
 
@@ -327,6 +329,7 @@ struct Server::Impl {
       }
     } catch (const Error& e) {
       spdlog::debug("{}: {}", conn->peer(), e.what());
+      ++metrics.tls_handshake_failures;
       conn->close();
       co_return;
     }
@@ -388,6 +391,7 @@ struct Server::Impl {
         session = authenticate(*conn, net::expect<wire::Auth>(std::move(auth_message), conn->peer()));
       } catch (const Error& e) {
         auth_refused = e;
+        ++metrics.auth_failures;
       }
     }
     if (auth_refused) {
@@ -579,6 +583,7 @@ struct Server::Impl {
         refused = e;
       }
     if (refused) {
+      metrics.transfer_ended(open.direction == wire::Direction::put, server::Outcome::refused, 0);
       spdlog::info("client={} path={} direction={} refused: {}", conn->peer(), open.path, direction, refused->what());
       co_await net::send_error_quietly(*conn, *refused);
       co_return;
@@ -610,6 +615,8 @@ struct Server::Impl {
       encrypted.erase(token);
     }
     double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    metrics.transfer_ended(open.direction == wire::Direction::put, failure ? server::Outcome::failed : server::Outcome::ok,
+                           t->bytes_moved());
     double rate = seconds > 0 ? static_cast<double>(t->bytes_moved()) / seconds / 1e6 : 0;
     std::string sum = format_checksum(t->settings().checksum, checksum);
     if (failure) {
@@ -693,6 +700,14 @@ void Server::run() {
 }
 
 void Server::stop() { impl_->stop(); }
+
+std::string Server::metrics_text() const {
+  auto load = impl_->admission->load();
+  std::unique_lock lock(impl_->counts.mutex);
+  server::Gauges gauges{load.active, load.queued, load.max_active, load.clients, impl_->counts.total};
+  lock.unlock();
+  return server::format_prometheus(impl_->metrics, gauges);
+}
 
 void Server::reload(const std::string& tokens_file, const std::string& access_file) {
   server::reload_auth(impl_->auth_files, {impl_->options.tokens_file, impl_->options.access_file}, {tokens_file, access_file});

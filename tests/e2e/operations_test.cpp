@@ -2,7 +2,11 @@
 // precedence, --check-config, SIGHUP reloading tokens under a running transfer, token create on a
 // fresh machine, unknown commands and the grouped --help.
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <csignal>
@@ -183,6 +187,48 @@ TEST_F(Operations, SighupRevokesATokenWhileItsTransferCompletes) {
   EXPECT_TRUE(server.running());
   // SIGTERM still stops it cleanly.
   EXPECT_EQ(server.stop().status, 0);
+}
+
+// A stand-in for systemd's notification socket ($NOTIFY_SOCKET): what pxferd tells the service manager.
+class NotifySocket {
+ public:
+  explicit NotifySocket(const std::string& path) : path_(path) {
+    fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    path.copy(addr.sun_path, sizeof addr.sun_path - 1);
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << path;
+    ::setenv("NOTIFY_SOCKET", path.c_str(), 1);  // inherited by the pxferd started next
+  }
+  ~NotifySocket() {
+    ::unsetenv("NOTIFY_SOCKET");
+    ::close(fd_);
+  }
+  // The next datagram, or "" after 10 s.
+  std::string next() {
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, 10'000) != 1) return "";
+    char buf[1024];
+    auto n = ::recv(fd_, buf, sizeof buf, 0);
+    return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "";
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+TEST_F(Operations, TellsSystemdReadyReloadingAndStopping) {
+  NotifySocket notify(dir.path() + "/notify");
+  ServerProcess server(root, "127.0.0.1:0");
+  std::string ready = notify.next();
+  EXPECT_TRUE(ready.starts_with("READY=1")) << ready;
+  EXPECT_NE(ready.find("STATUS=serving on 127.0.0.1:" + std::to_string(server.port())), std::string::npos) << ready;
+  ::kill(server.pid(), SIGHUP);
+  EXPECT_EQ(notify.next(), "RELOADING=1");
+  EXPECT_EQ(notify.next(), "READY=1");
+  EXPECT_EQ(server.stop().status, 0);
+  EXPECT_EQ(notify.next(), "STOPPING=1");
 }
 
 TEST_F(Operations, TokenCreateMakesMissingDirectoriesWithSafeModes) {

@@ -12,6 +12,7 @@ constexpr const char* g_auth = "Authentication and TLS (docs/security.md)";
 constexpr const char* g_limits = "Limits and timeouts";
 constexpr const char* g_config = "Configuration";
 constexpr const char* g_lab = "Lab and tests only";
+constexpr const char* g_monitor = "Monitoring";
 
 void add_serving(CLI::App& app, DaemonArgs& a) {
   app.add_option("--root", a.root, "export root: clients see only the files below it (required)")
@@ -26,6 +27,10 @@ void add_serving(CLI::App& app, DaemonArgs& a) {
                  "remove partial files of interrupted puts (kept for resume) after this long unused")
       ->type_name("DURATION")->capture_default_str()->group(g_serve);
   app.add_flag("-v,--verbose", a.verbose, "log connection-level detail (debug)")->group(g_serve);
+  app.add_option("--metrics-listen", a.metrics_listen,
+                 "serve Prometheus metrics at http://ADDR/metrics (a plain PORT means 127.0.0.1:PORT; no "
+                 "authentication, so keep it on loopback or behind a firewall); default: off")
+      ->type_name("[HOST:]PORT")->group(g_monitor);
 }
 
 void add_auth(CLI::App& app, ServerOptions& o) {

@@ -3,6 +3,7 @@
 // option is also a key of the TOML file given with --config; a flag on the command line beats the
 // file), and one function turns the parsed text into ServerOptions, validating every value.
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@ struct DaemonArgs {
   unsigned max_streams_per_client = 0, max_clients = 0;
   std::string max_starts = "0";
   std::string disk_rate;
+  std::string metrics_listen;  // "" = off; PORT = 127.0.0.1:PORT
 };
 
 // The subcommands and the flags that are not server options.
@@ -43,6 +45,9 @@ void define_cli(CLI::App& app, DaemonArgs& args, Commands& commands);
 void parse_cli(CLI::App& app, int argc, const char* const* argv);
 // Validated ServerOptions; throws Error(usage) naming the option, its bad value and what to use.
 ServerOptions to_server_options(const DaemonArgs& args);
+// --metrics-listen: nullopt for "", 127.0.0.1:PORT for a plain PORT, else HOST:PORT; Error(usage)
+// when it is neither.
+std::optional<Endpoint> metrics_endpoint(const std::string& text);
 // One line for a CLI11 parse error: what, where (the config file when it came from there), what to do.
 std::string parse_error_line(const CLI::ParseError& e, const CLI::App& app, const std::vector<std::string>& argv);
 }  // namespace pxfer::pxferd

@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 
 #include "pxfer/error.hpp"
+#include "pxfer/metrics_endpoint.hpp"
 #include "pxfer/version.hpp"
+#include "cli.hpp"
 #include "reloader.hpp"
 #include "signal_thread.hpp"
 #include "systemd.hpp"
@@ -44,8 +47,8 @@ void write_port_file(const std::string& port_file, std::uint16_t port) {
 
 }  // namespace
 
-int serve(ServerOptions options, const std::string& port_file, const std::vector<std::string>& argv,
-          const CLI::App& parsed) {
+int serve(ServerOptions options, const std::string& port_file, const std::string& metrics_listen,
+          const std::vector<std::string>& argv, const CLI::App& parsed) {
   options.handle_signals = false;  // SignalThread below takes them, with SIGHUP
   raise_open_file_limit(options.max_connections);
   SignalThread::block_signals();
@@ -54,6 +57,11 @@ int serve(ServerOptions options, const std::string& port_file, const std::vector
   spdlog::info("pxferd {} (git {}) serving {} on {}, certificate {}", version, revision(), options.root,
                server.listen_address(), server.fingerprint());
   if (options.insecure_no_auth) spdlog::warn("--insecure-no-auth: any local user can read and write {}", options.root);
+  std::optional<MetricsEndpoint> metrics;
+  if (auto ep = metrics_endpoint(metrics_listen)) {
+    metrics.emplace(*ep, [&server] { return server.metrics_text(); });
+    spdlog::info("metrics on http://{}/metrics", metrics->address());
+  }
   write_port_file(port_file, server.port());
   Reloader reloader(server, argv, parsed);
   SignalThread signals(

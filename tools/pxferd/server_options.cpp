@@ -33,6 +33,15 @@ std::chrono::milliseconds duration_option(const char* name, const std::string& t
 
 }  // namespace
 
+std::optional<Endpoint> metrics_endpoint(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  const bool port_only = text.find_first_not_of("0123456789") == std::string::npos;
+  std::string why;
+  auto ep = parse_endpoint(port_only ? "127.0.0.1:" + text : text, &why);
+  if (!ep) throw Error(Errc::usage, "--metrics-listen " + text + ": " + why + " (use PORT or HOST:PORT, e.g. 127.0.0.1:9752)");
+  return ep;
+}
+
 ServerOptions to_server_options(const DaemonArgs& a) {
   ServerOptions o = a.options;
   if (a.root.empty()) throw Error(Errc::usage, "--root is required: the directory to serve (see pxferd --help)");
@@ -56,6 +65,7 @@ ServerOptions to_server_options(const DaemonArgs& a) {
       throw Error(Errc::usage, "--emulate-disk-rate " + a.disk_rate + ": use bytes per second of at least 4K, e.g. 40M");
     o.emulate_disk_rate = *rate;
   }
+  metrics_endpoint(a.metrics_listen);  // checked here, bound by serve()
   if (o.cert_file.empty() != o.key_file.empty()) throw Error(Errc::usage, "--cert and --key go together: give both or neither");
   return o;
 }
