@@ -231,6 +231,30 @@ TEST_F(Operations, TellsSystemdReadyReloadingAndStopping) {
   EXPECT_EQ(notify.next(), "STOPPING=1");
 }
 
+TEST_F(Operations, SighupRereadsTheConfigFileAndNamesWhatNeedsARestart) {
+  std::string alice = token_file("alice");
+  std::string others = etc + "/others";
+  std::string bob_file = etc + "/bob.token";
+  write_text(bob_file, create_token("bob", others) + "\n");
+  std::string config = etc + "/pxferd.toml";
+  write_text(config, "tokens = \"" + tokens + "\"\nmax-active = 4\n");
+  ServerProcess server(root, "127.0.0.1:0", {"--config", config, "--anonymous-read"});
+  EXPECT_EQ(run_pxfer("put", small, server.url("a.bin"), "--token-file", alice).exit_code, 0);
+  // The file now names another tokens file and another limit: the tokens change, the limit waits.
+  write_text(config, "tokens = \"" + others + "\"\nmax-active = 9\n");
+  ::kill(server.pid(), SIGHUP);
+  ASSERT_TRUE(wait_for_log(server, "reloaded: tokens " + others)) << server.log();
+  EXPECT_NE(server.log().find("reload: max-active changed from '4' to '9'"), std::string::npos) << server.log();
+  expect_one_line(run_pxfer("put", small, server.url("b.bin"), "--token-file", alice), exit_permission,
+                  "authentication failed");
+  EXPECT_EQ(run_pxfer("put", small, server.url("c.bin"), "--token-file", bob_file).exit_code, 0);
+  // A config that no longer parses changes nothing.
+  write_text(config, "tokens = \"" + others + "\"\nmax-active = \"many\"\n");
+  ::kill(server.pid(), SIGHUP);
+  ASSERT_TRUE(wait_for_log(server, "reload refused")) << server.log();
+  EXPECT_EQ(run_pxfer("put", small, server.url("d.bin"), "--token-file", bob_file).exit_code, 0);
+}
+
 TEST_F(Operations, TokenCreateMakesMissingDirectoriesWithSafeModes) {
   std::string file = dir.path() + "/fresh/etc/pxferd/tokens";
   RunResult r = run_pxferd({"token", "create", "alice", "--tokens", file});
