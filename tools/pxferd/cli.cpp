@@ -82,7 +82,7 @@ void add_limits(CLI::App& app, DaemonArgs& a) {
 void add_subcommands(CLI::App& app, Commands& c) {
   auto* token = app.add_subcommand("token", "manage client tokens");
   c.token_create = token->add_subcommand("create", "add an identity to a tokens file and print its token once");
-  c.token_create->add_option("NAME", c.token_name, "identity name (A-Z a-z 0-9 . _ @ -)")->required();
+  c.token_create->add_option("NAME", c.token_name, "identity name (A-Z a-z 0-9 . _ @ -)")->type_name("")->required();
   c.token_create
       ->add_option("--tokens", c.tokens_file,
                    "tokens file; a missing file is created 0640 (group pxferd when that group exists), "
