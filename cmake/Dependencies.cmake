@@ -7,6 +7,9 @@ find_package(CLI11 CONFIG REQUIRED)
 find_package(ZLIB REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
 find_package(zstd REQUIRED)
+# pxferd under systemd: sd_notify (Type=notify) and the journal (libsystemd-dev, no CMake config).
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)
 
 # ISA-L ships no CMake config; it gives a SIMD adler32 several times faster than zlib's.
 find_path(ISAL_INCLUDE_DIR isa-l.h REQUIRED)

@@ -13,6 +13,8 @@
 #include "batch_command.hpp"
 #include "cli_support.hpp"
 #include "report_command.hpp"
+#include "client_help.hpp"
+#include "command_line.hpp"
 #include "pxfer/client.hpp"
 #include "pxfer/doctor.hpp"
 #include "pxfer/error.hpp"
@@ -22,6 +24,7 @@
 #include "pxfer/report_recorder.hpp"
 #include "pxfer/secret_file.hpp"
 #include "pxfer/sweep.hpp"
+#include "pxfer/version.hpp"
 
 using namespace pxfer;
 
@@ -406,10 +409,17 @@ int main(int argc, char** argv) {
   auto* report = cli::add_report_command(app, report_args);
   SecurityArgs security;
   for (auto* cmd : {put, get, doctor, sweep}) add_security(*cmd, security);
+  // Last, so that every subcommand's options are there to be grouped (tools/client_help.hpp).
+  app.set_version_flag("--version", std::string("pxfer ") + version + " (git " + revision() + ")", "print the version and exit");
+  cli::lay_out_help(app);
+  if (auto unknown = cli::unknown_command(app, {argv, argv + argc}, "pxfer", true); !unknown.empty()) {
+    std::fprintf(stderr, "pxfer: %s\n", unknown.c_str());
+    return exit_code(Errc::usage);
+  }
 
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
+  } catch (const CLI::Success& e) {  // --help, --version
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "pxfer: %s (see pxfer --help)\n", e.what());

@@ -65,6 +65,13 @@ class Server {
   // appears under a final name; partial puts stay hidden, with their journal, for a resume).
   void run();
   void stop();  // thread-safe
+  // Re-reads the tokens and access files (pxferd on SIGHUP; thread-safe). Control sessions that
+  // authenticated already, and their transfers, go on; every later connection is judged by the new
+  // files. Throws Error and changes nothing when a file is missing or malformed, or when the reload
+  // would drop the tokens or access file the server started with (only a restart may do that).
+  void reload(const std::string& tokens_file, const std::string& access_file);
+  // The server's counters and load in the Prometheus text format (pxferd --metrics-listen).
+  std::string metrics_text() const;
 
  private:
   struct Impl;

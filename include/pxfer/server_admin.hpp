@@ -4,11 +4,17 @@
 
 namespace pxfer {
 
+struct ServerOptions;
+
 // Appends identity NAME to the tokens file (mode 0600) and returns its new token: the only time
 // it exists in clear. Throws Error(exists) if NAME is there already.
 std::string create_client_token(const std::string& tokens_file, const std::string& name);
 // "sha256:HEX" of `cert_file`, or of the self-signed certificate in `state_dir` ("" = default),
 // which is created if absent.
 std::string server_fingerprint(const std::string& cert_file, const std::string& state_dir);
+// pxferd --check-config: throws the Error the server would meet at start (a missing or unusable
+// root, no authentication, --insecure-no-auth off loopback, a missing or malformed tokens or access
+// file, an unreadable certificate, key or CA file), without binding or creating anything.
+void check_server_options(const ServerOptions& options);
 
 }  // namespace pxfer

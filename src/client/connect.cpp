@@ -18,6 +18,7 @@
 #include "known_hosts.hpp"
 #include "net/frame_io.hpp"
 #include "pxfer/error.hpp"
+#include "pxfer/version.hpp"
 
 namespace pxfer {
 namespace {
@@ -159,7 +160,7 @@ awaitable<ControlLink> open_control(const Url& remote, std::chrono::milliseconds
   link.trust->verify_server(*link.connection, link.authority);
   spdlog::debug("control connection to {} ({}), {}", link.authority, link.connection->peer(),
                 link.connection->protection());
-  wire::Message hello = wire::Hello{wire::protocol_version, wire::protocol_version, wire::our_capabilities, "pxfer/0.2"};
+  wire::Message hello = wire::Hello{wire::protocol_version, wire::protocol_version, wire::our_capabilities, client_agent};
   co_await net::send_message(*link.connection, hello);
   wire::Message auth = wire::Auth{link.trust->settings().token};
   co_await net::send_message(*link.connection, auth);

@@ -12,25 +12,12 @@ std::uint8_t SessionRights::wire_rights() const {
   return rights;
 }
 
-Authenticator::Authenticator(const ServerOptions& options)
-    : options_(options), files_(std::make_shared<const Files>(load())) {}
-
-Authenticator::Files Authenticator::load() const {
-  Files f;
-  if (!options_.tokens_file.empty()) f.tokens = TokenStore::load(options_.tokens_file);
-  if (!options_.access_file.empty()) f.access = AccessMap::load(options_.access_file);
-  return f;
+Authenticator::Authenticator(const ServerOptions& options) : options_(options) {
+  tables_.set(AuthFiles::load(options.tokens_file, options.access_file));
 }
 
-void Authenticator::reload() {
-  auto fresh = std::make_shared<const Files>(load());  // throws before anything is replaced
-  std::lock_guard lock(mutex_);
-  files_ = std::move(fresh);
-}
-
-std::shared_ptr<const Authenticator::Files> Authenticator::files() const {
-  std::lock_guard lock(mutex_);
-  return files_;
+void Authenticator::reload(const std::string& tokens_file, const std::string& access_file) {
+  reload_auth(tables_, {options_.tokens_file, options_.access_file}, {tokens_file, access_file});
 }
 
 void Authenticator::check_policy(const std::string& listen_address) const {
@@ -49,7 +36,7 @@ void Authenticator::check_policy(const std::string& listen_address) const {
 // With an access file, an identity has exactly the lines that name it: anonymous too (fail
 // closed), and anonymous only ever reads unless the whole server is --insecure-no-auth. Without
 // one, every authenticated identity may read and write everything.
-SessionRights Authenticator::rights_for(const Files& files, const std::string& name, bool anonymous) const {
+SessionRights Authenticator::rights_for(const AuthFiles& files, const std::string& name, bool anonymous) const {
   SessionRights s{name, {}};
   if (files.access) {
     s.grants = files.access->grants_of(name);
@@ -64,7 +51,7 @@ SessionRights Authenticator::rights_for(const Files& files, const std::string& n
 }
 
 SessionRights Authenticator::authenticate(const net::Connection& conn, const wire::Auth& auth) const {
-  const auto f = files();
+  const auto f = tables_.get();
   const net::TlsInfo* t = conn.tls();
   if (t && !t->peer_fingerprint.empty() && !options_.client_ca_file.empty()) {
     if (!t->peer_verified)

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "auth.hpp"
+#include "auth_tables.hpp"
 #include "net/connection.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/server.hpp"
@@ -40,21 +41,15 @@ class Authenticator {
   // Nothing when `rights` allow reading (or writing) `path`, else the refusal to send.
   static std::optional<Error> authorize(const SessionRights& rights, const std::string& path, bool write);
 
-  // Re-reads the tokens and access files; on an error keeps the ones in force and throws it.
-  void reload();
+  // Reads these tokens and access files instead (SIGHUP); on an error keeps the ones in force and
+  // throws it (auth_tables.hpp: reload_auth).
+  void reload(const std::string& tokens_file, const std::string& access_file);
 
  private:
-  struct Files {
-    std::optional<TokenStore> tokens;
-    std::optional<AccessMap> access;
-  };
-  std::shared_ptr<const Files> files() const;
-  Files load() const;
-  SessionRights rights_for(const Files& files, const std::string& name, bool anonymous) const;
+  SessionRights rights_for(const AuthFiles& files, const std::string& name, bool anonymous) const;
 
   const ServerOptions options_;
-  mutable std::mutex mutex_;
-  std::shared_ptr<const Files> files_;
+  AuthTables tables_;
 };
 
 }  // namespace pxfer::server

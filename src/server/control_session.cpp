@@ -5,6 +5,7 @@
 #include "io/tree.hpp"
 #include "net/frame_io.hpp"
 #include "pxfer/host_settings.hpp"
+#include "pxfer/version.hpp"
 
 namespace pxfer::server {
 namespace {
@@ -140,6 +141,7 @@ awaitable<std::optional<SessionRights>> log_in(const SessionContext& cx, Connect
     refused = e;
   }
   if (refused) {
+    ++cx.metrics.auth_failures;
     co_await net::send_error_quietly(conn, *refused);
     co_return std::nullopt;
   }
@@ -157,8 +159,9 @@ awaitable<void> control_session(const SessionContext& cx, std::shared_ptr<Connec
   }
   enable_keepalive(conn->socket().native_handle(), 60);
   const std::uint64_t caps = hello.capabilities & wire::our_capabilities;
-  wire::Message hello_ok = wire::HelloOk{wire::protocol_version, caps, "pxferd/0.1", wire::max_block_size};
+  wire::Message hello_ok = wire::HelloOk{wire::protocol_version, caps, server_agent, wire::max_block_size};
   co_await net::send_message(*conn, hello_ok);
+  spdlog::debug("client={} agent={}", conn->peer(), hello.agent);
   const std::optional<SessionRights> rights = co_await log_in(cx, *conn);
   if (!rights) co_return;
   Handlers handlers(cx, conn, *rights, caps);

@@ -8,6 +8,7 @@
 
 #include "admission.hpp"
 #include "authenticator.hpp"
+#include "metrics.hpp"
 #include "net/connection.hpp"
 #include "pxfer/file_io.hpp"
 #include "pxfer/server.hpp"
@@ -22,6 +23,7 @@ struct SessionContext {
   const Authenticator& auth;
   TransferService& transfers;
   Admission& admission;
+  Metrics& metrics;
   const std::atomic<bool>& stopping;
 };
 

@@ -69,8 +69,8 @@ class Listener::Counted {
   std::string address_;
 };
 
-Listener::Listener(asio::io_context& ioc, const ServerOptions& options, const std::atomic<bool>& stopping)
-    : ioc_(ioc), options_(options), stopping_(stopping), acceptor_(ioc) {
+Listener::Listener(asio::io_context& ioc, const ServerOptions& options, const std::atomic<bool>& stopping, Metrics& metrics)
+    : ioc_(ioc), options_(options), stopping_(stopping), metrics_(metrics), acceptor_(ioc) {
   boost::system::error_code ec;
   auto address = asio::ip::make_address(options.listen.host.empty() ? "::" : options.listen.host, ec);
   if (ec) throw Error(Errc::usage, "--listen " + options.listen.host + ": not an IP address (use e.g. 127.0.0.1 or [::1])");
@@ -159,11 +159,17 @@ awaitable<void> Listener::serve_socket([[maybe_unused]] Counted counted, std::sh
       co_await net::tls_handshake(*conn, true, none, none);
     }
   } catch (const Error& e) {
+    ++metrics_.tls_handshake_failures;
     spdlog::debug("{}: {}", conn->peer(), e.what());
     conn->close();
     co_return;
   }
   co_await serve(conn);
+}
+
+unsigned Listener::connections() {
+  std::lock_guard lock(counts_.mutex);
+  return counts_.total;
 }
 
 void Listener::close_all() {

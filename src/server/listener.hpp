@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "net/connection.hpp"
+#include "metrics.hpp"
 #include "net/tls.hpp"
 #include "pxfer/rate_meter.hpp"
 #include "pxfer/server.hpp"
@@ -24,10 +25,11 @@ class Listener {
   using Serve = std::function<net::awaitable<void>(std::shared_ptr<net::Connection>)>;
 
   // Binds options.listen (throws Error(usage) for a bad address, Error(network) when taken).
-  Listener(boost::asio::io_context& ioc, const ServerOptions& options, const std::atomic<bool>& stopping);
+  Listener(boost::asio::io_context& ioc, const ServerOptions& options, const std::atomic<bool>& stopping, Metrics& metrics);
   boost::asio::ip::tcp::endpoint local_endpoint() const { return acceptor_.local_endpoint(); }
 
   net::awaitable<void> accept_loop(net::TlsContextPtr tls, Serve serve);
+  unsigned connections();  // open now (counted at accept)
   // Stops accepting and closes every connection (from the io_context's threads: post it).
   void close_all();
 
@@ -47,6 +49,7 @@ class Listener {
   boost::asio::io_context& ioc_;
   const ServerOptions& options_;
   const std::atomic<bool>& stopping_;
+  Metrics& metrics_;
   boost::asio::ip::tcp::acceptor acceptor_;
   Counts counts_;
   std::mutex connections_mutex_;

@@ -17,6 +17,7 @@
 #include "control_session.hpp"
 #include "identity.hpp"
 #include "listener.hpp"
+#include "metrics.hpp"
 #include "net/tls.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/file_io.hpp"
@@ -33,12 +34,12 @@ struct Server::Impl {
         auth(options),
         admission(std::make_shared<server::Admission>(server::AdmissionLimits{
             options.max_active, options.max_streams_per_client, options.max_clients, options.max_starts_per_second})),
-        transfers(options, root, admission),
+        transfers(options, root, admission, metrics),
         identity(server::load_or_create_identity(options.cert_file, options.key_file, options.state_dir)),
         tls(net::make_server_tls(net::ServerTlsConfig{identity.cert_file, identity.key_file, options.client_ca_file})) {
     // Refuse to serve without client authentication before the port is bound.
     auth.check_policy(options.listen.host.empty() ? "::" : options.listen.host);
-    listener.emplace(ioc, options, stopping);
+    listener.emplace(ioc, options, stopping, metrics);
   }
 
   void stop() {
@@ -55,6 +56,7 @@ struct Server::Impl {
   Directory root;
   server::Authenticator auth;
   std::shared_ptr<server::Admission> admission;
+  server::Metrics metrics;  // --metrics-listen (metrics.hpp)
   server::TransferService transfers;
   server::ServerIdentity identity;
   net::TlsContextPtr tls;
@@ -62,7 +64,7 @@ struct Server::Impl {
   asio::io_context ioc;
   std::optional<server::Listener> listener;
   asio::signal_set signals{ioc};
-  const server::SessionContext sessions{options, root, auth, transfers, *admission, stopping};
+  const server::SessionContext sessions{options, root, auth, transfers, *admission, metrics, stopping};
 };
 
 Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
@@ -101,5 +103,27 @@ void Server::run() {
 }
 
 void Server::stop() { impl_->stop(); }
+
+std::string Server::metrics_text() const {
+  auto load = impl_->admission->load();
+  server::Gauges gauges{load.active, load.queued, load.max_active, load.clients, impl_->listener->connections()};
+  return server::format_prometheus(impl_->metrics, gauges);
+}
+
+void Server::reload(const std::string& tokens_file, const std::string& access_file) {
+  impl_->auth.reload(tokens_file, access_file);
+}
+
+std::string Server::metrics_text() const {
+  auto load = impl_->admission->load();
+  std::unique_lock lock(impl_->counts.mutex);
+  server::Gauges gauges{load.active, load.queued, load.max_active, load.clients, impl_->counts.total};
+  lock.unlock();
+  return server::format_prometheus(impl_->metrics, gauges);
+}
+
+void Server::reload(const std::string& tokens_file, const std::string& access_file) {
+  server::reload_auth(impl_->auth_files, {impl_->options.tokens_file, impl_->options.access_file}, {tokens_file, access_file});
+}
 
 }  // namespace pxfer

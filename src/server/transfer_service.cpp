@@ -42,8 +42,9 @@ std::string client_address(net::Connection& conn) {
   return address.to_string();
 }
 
-TransferService::TransferService(const ServerOptions& options, const Directory& root, std::shared_ptr<Admission> admission)
-    : options_(options), root_(root), admission_(std::move(admission)),
+TransferService::TransferService(const ServerOptions& options, const Directory& root, std::shared_ptr<Admission> admission,
+                                 Metrics& metrics)
+    : options_(options), root_(root), admission_(std::move(admission)), metrics_(metrics),
       disk_pacer_(static_cast<double>(options.emulate_disk_rate)) {}
 
 // Opens the file the client named; errors become an ERROR frame and the session goes on.
@@ -122,6 +123,7 @@ net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> con
   if (refused) {
     spdlog::info("client={} identity={} path={} direction={} refused: {}", conn->peer(), identity, open.path,
                  direction_name(open), refused->what());
+    metrics_.transfer_ended(open.direction == wire::Direction::put, Outcome::refused, 0);
     co_await net::send_error_quietly(*conn, *refused);
     co_return;
   }
@@ -141,6 +143,7 @@ net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> con
   registry_.remove(token);
   double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   double rate = seconds > 0 ? static_cast<double>(t->bytes_moved()) / seconds / 1e6 : 0;
+  metrics_.transfer_ended(open.direction == wire::Direction::put, failure ? Outcome::failed : Outcome::ok, t->bytes_moved());
   if (failure) {
     t->fail(*failure);
     spdlog::warn("client={} identity={} path={} direction={} bytes={} seconds={:.3f} streams={} rate={:.1f}MB/s "

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "admission.hpp"
+#include "metrics.hpp"
 #include "net/connection.hpp"
 #include "pxfer/file_io.hpp"
 #include "pxfer/rate_pacer.hpp"
@@ -16,7 +17,8 @@ namespace pxfer::server {
 
 class TransferService {
  public:
-  TransferService(const ServerOptions& options, const Directory& root, std::shared_ptr<Admission> admission);
+  TransferService(const ServerOptions& options, const Directory& root, std::shared_ptr<Admission> admission,
+                  Metrics& metrics);
 
   // One OPEN on a control connection, to its end. A refusal is sent as ERROR and the session goes
   // on; a failure midway is sent and thrown (the control connection is in an unknown state).
@@ -37,6 +39,7 @@ class TransferService {
   const ServerOptions& options_;
   const Directory& root_;
   std::shared_ptr<Admission> admission_;
+  Metrics& metrics_;
   RatePacer disk_pacer_;  // --emulate-disk-rate
   TransferRegistry registry_;
 };

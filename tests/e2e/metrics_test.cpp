@@ -1,0 +1,70 @@
+// pxferd --metrics-listen: the Prometheus endpoint scraped with curl during and after a transfer.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <regex>
+#include <thread>
+
+#include "support/e2e.hpp"
+
+namespace pxfer::e2e {
+namespace {
+
+// stdout of a shell command ("" when it fails).
+std::string capture(const std::string& command) {
+  std::string out;
+  if (FILE* p = ::popen(command.c_str(), "r")) {
+    char buf[4096];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    ::pclose(p);
+  }
+  return out;
+}
+
+// The value of sample `name` (with its labels) in a scrape, or -1.
+long long sample(const std::string& scrape, const std::string& name) {
+  auto pos = scrape.find("\n" + name + " ");
+  if (pos == std::string::npos) return -1;
+  return std::stoll(scrape.substr(pos + name.size() + 2));
+}
+
+TEST(Metrics, PrometheusEndpointCountsTransfersAndFailures) {
+  if (capture("command -v curl").empty()) GTEST_SKIP() << "curl not installed";
+  TempDir dir;
+  std::string root = dir.subdir("root"), local = dir.subdir("local"), etc = dir.subdir("etc");
+  std::string big = local + "/big.bin";
+  make_file(big, 16 * MiB, 3);
+  std::string tokens = etc + "/tokens";
+  write_text(etc + "/alice.token", create_token("alice", tokens) + "\n");
+  write_text(etc + "/wrong.token", std::string(64, 'b') + "\n");
+  ServerProcess server(root, "127.0.0.1:0", {"--tokens", tokens, "--metrics-listen", "127.0.0.1:0", "--emulate-disk-rate", "8M"});
+  std::smatch m;
+  std::string log = server.log();
+  ASSERT_TRUE(std::regex_search(log, m, std::regex("metrics on http://(127\\.0\\.0\\.1:[0-9]+)/metrics"))) << log;
+  const std::string url = "http://" + m[1].str() + "/metrics";
+
+  ChildProcess put = start_pxfer({"put", big, server.url("big.bin"), "--token-file", etc + "/alice.token"});
+  std::string during;
+  for (int i = 0; i < 100 && sample(during, "pxferd_transfers_active") != 1; ++i) {
+    std::this_thread::sleep_for(50ms);
+    during = "\n" + capture("curl -sf " + url);
+  }
+  EXPECT_EQ(sample(during, "pxferd_transfers_active"), 1) << during;
+  EXPECT_NE(during.find("# TYPE pxferd_transfers_total counter"), std::string::npos) << during;
+  ASSERT_EQ(put.wait(60s), 0) << put.err();
+  RunResult refused = run_pxfer("put", big, server.url("x.bin"), "--token-file", etc + "/wrong.token");
+  EXPECT_EQ(refused.exit_code, 4) << refused.err;
+
+  std::string after = "\n" + capture("curl -sf " + url);
+  EXPECT_EQ(sample(after, "pxferd_transfers_active"), 0) << after;
+  EXPECT_EQ(sample(after, "pxferd_transfers_queued"), 0) << after;
+  EXPECT_EQ(sample(after, "pxferd_transfers_total{direction=\"put\",result=\"ok\"}"), 1) << after;
+  EXPECT_EQ(sample(after, "pxferd_bytes_total{direction=\"put\"}"), static_cast<long long>(16 * MiB)) << after;
+  EXPECT_EQ(sample(after, "pxferd_auth_failures_total"), 1) << after;
+  EXPECT_NE(after.find("pxferd_build_info{version=\""), std::string::npos) << after;
+  EXPECT_EQ(capture("curl -s -o /dev/null -w '%{http_code}' http://" + m[1].str() + "/other"), "404");
+}
+
+}  // namespace
+}  // namespace pxfer::e2e

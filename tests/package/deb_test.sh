@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# tests/package/deb_test.sh BUILD_DIR: builds the Debian package with cpack in BUILD_DIR and checks
+# it without installing it: name, control fields and dependencies, maintainer scripts, the files
+# and their modes (dpkg-deb -c), then unpacks it (dpkg -x) into a scratch root and runs what it
+# holds: both binaries, the default config through --check-config, the man pages, and the unit
+# through systemd-analyze verify. Exit 77 (ctest: skipped) with the reason when a tool is missing.
+set -euo pipefail
+build=$(cd "$1" && pwd)
+skip() { echo "deb_test: SKIPPED: $*"; exit 77; }
+fail() { echo "deb_test: FAILED: $*" >&2; exit 1; }
+for tool in cpack dpkg-deb dpkg-shlibdeps; do
+  command -v $tool >/dev/null || skip "$tool not found (apt-get install dpkg-dev cmake, or tools/deps.sh)"
+done
+
+prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build/CMakeCache.txt")
+[ "$prefix" = /usr ] || skip "$build is configured with CMAKE_INSTALL_PREFIX=$prefix (a build directory older than the packaging); reconfigure it with -DCMAKE_INSTALL_PREFIX=/usr"
+
+scratch=$(mktemp -d /tmp/pxfer-deb-test-XXXXXX)
+trap 'rm -rf "$scratch"' EXIT
+cd "$build"
+rm -f pxfer_*.deb
+cpack -G DEB > "$scratch/cpack.log" 2>&1 || { cat "$scratch/cpack.log"; fail "cpack -G DEB failed"; }
+version=$("$build/bin/pxfer" --version | awk '{print $2}')
+arch=$(dpkg --print-architecture)
+deb="$build/pxfer_${version}_${arch}.deb"
+[ -f "$deb" ] || fail "expected $deb; cpack made: $(ls pxfer_*.deb 2>/dev/null)"
+echo "deb_test: built $(basename "$deb") ($(du -h "$deb" | cut -f1))"
+
+# Control fields: the name, the version of the binaries, dependencies found by dpkg-shlibdeps.
+[ "$(dpkg-deb -f "$deb" Package)" = pxfer ] || fail "Package is not pxfer"
+[ "$(dpkg-deb -f "$deb" Version)" = "$version" ] || fail "Version $(dpkg-deb -f "$deb" Version) is not $version"
+depends=$(dpkg-deb -f "$deb" Depends)
+for lib in libc6 libstdc++6 libssl3 libsystemd0; do
+  echo "$depends" | grep -q "$lib" || fail "Depends lacks $lib (dpkg-shlibdeps): $depends"
+done
+dpkg-deb -e "$deb" "$scratch/control"
+grep -qx /etc/pxferd/pxferd.toml "$scratch/control/conffiles" || fail "pxferd.toml is not a conffile"
+for script in postinst prerm postrm; do
+  [ -x "$scratch/control/$script" ] || fail "$script missing or not executable"
+  sh -n "$scratch/control/$script" || fail "$script: syntax error"
+done
+grep -q systemd-sysusers "$scratch/control/postinst" || fail "postinst does not create the pxferd user"
+
+# Files and modes, as dpkg-deb lists them ("MODE OWNER SIZE DATE TIME PATH").
+dpkg-deb -c "$deb" | awk '{print $1, $2, $6}' > "$scratch/contents"
+expect() {  # MODE PATH
+  grep -qx -- "$1 root/root $2" "$scratch/contents" || fail "expected $1 root/root $2; the package has: $(grep -F -- "$2" "$scratch/contents" || echo nothing)"
+}
+expect -rwxr-xr-x ./usr/bin/pxfer
+expect -rwxr-xr-x ./usr/sbin/pxferd
+expect -rw-r--r-- ./usr/lib/systemd/system/pxferd.service
+expect -rw-r--r-- ./usr/lib/sysusers.d/pxferd.conf
+expect drwxr-x--- ./etc/pxferd/
+expect -rw-r----- ./etc/pxferd/pxferd.toml
+expect -rw-r--r-- ./usr/share/man/man1/pxfer.1.gz
+expect -rw-r--r-- ./usr/share/man/man8/pxferd.8.gz
+expect -rw-r--r-- ./usr/share/bash-completion/completions/pxfer
+expect -rw-r--r-- ./usr/share/bash-completion/completions/pxferd
+expect -rw-r--r-- ./usr/share/doc/pxfer/operations.md
+
+# Unpacked: the binaries run, the shipped config is valid, the man pages say what --help says.
+root="$scratch/root"
+dpkg -x "$deb" "$root"
+"$root/usr/bin/pxfer" --version | grep -q "^pxfer $version " || fail "pxfer --version"
+"$root/usr/sbin/pxferd" --version | grep -q "^pxferd $version " || fail "pxferd --version"
+mkdir -p "$scratch/srv" "$scratch/etc"
+"$root/usr/sbin/pxferd" token create admin --tokens "$scratch/etc/tokens" > /dev/null 2>&1
+"$root/usr/sbin/pxferd" --config "$root/etc/pxferd/pxferd.toml" --root "$scratch/srv" --tokens "$scratch/etc/tokens" \
+  --check-config > /dev/null || fail "the shipped /etc/pxferd/pxferd.toml does not pass --check-config"
+zcat "$root/usr/share/man/man8/pxferd.8.gz" | grep -q 'check\\-config' || fail "pxferd(8) lacks --check-config"
+zcat "$root/usr/share/man/man1/pxfer.1.gz" | grep -q 'pxfer put' || fail "pxfer(1) lacks the put command"
+grep -q '^u pxferd ' "$root/usr/lib/sysusers.d/pxferd.conf" || fail "sysusers.d file does not declare pxferd"
+unit="$root/usr/lib/systemd/system/pxferd.service"
+for line in Type=notify User=pxferd 'ExecReload=/bin/kill -HUP $MAINPID' ProtectSystem=strict \
+            'ExecStart=/usr/sbin/pxferd --config /etc/pxferd/pxferd.toml'; do
+  grep -qxF -- "$line" "$unit" || fail "pxferd.service lacks '$line'"
+done
+
+# The unit as systemd reads it. verify checks that every command exists on this host, so the copy
+# it reads runs the unpacked pxferd; --man=no: pxferd(8) is not installed here (checked above).
+if ! command -v systemd-analyze > /dev/null; then
+  echo "deb_test: systemd-analyze verify SKIPPED: systemd-analyze not found (apt-get install systemd)"
+else
+  mkdir "$scratch/unit"
+  sed "s|=/usr/sbin/pxferd|=$root/usr/sbin/pxferd|" "$unit" > "$scratch/unit/pxferd.service"
+  out=$(systemd-analyze verify --man=no "$scratch/unit/pxferd.service" 2>&1) || fail "systemd-analyze verify: $out"
+  [ -z "$out" ] || fail "systemd-analyze verify is not clean: $out"
+  echo "deb_test: systemd-analyze verify clean"
+fi
+echo "deb_test: OK"
