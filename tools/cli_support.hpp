@@ -48,7 +48,7 @@ class LogSafeSink final : public spdlog::sinks::sink {
 inline void set_verbosity(bool verbose) {
   auto sink = std::make_shared<LogSafeSink>(std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
   spdlog::set_default_logger(std::make_shared<spdlog::logger>("pxfer", std::move(sink)));
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %^%l%$ %v");  // ISO 8601 with the zone
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
 }
 

@@ -21,7 +21,7 @@ inline const HelpLayout& transfer_layout() {
       {"compress", {t, "none|zstd[:LEVEL]|auto"}}, {"overwrite", {t, ""}},
       {"window", {n, "SIZE"}}, {"window-clamp", {n, "SIZE"}}, {"congestion", {n, "NAME"}},
       {"perf-interval", {o, "SECONDS"}}, {"stream-stats", {o, ""}}, {"json", {o, ""}}, {"quiet", {o, ""}},
-      {"verbose", {o, ""}},
+      {"verbose", {o, ""}}, {"report", {o, "FILE.html"}}, {"rate-lines", {o, ""}},
       {"stall-timeout", {r, "DURATION"}}, {"no-resume", {r, ""}}, {"sync", {r, ""}}, {"retries", {r, "N"}},
       {"ca", {s, "FILE"}}, {"fingerprint", {s, "sha256:HEX"}}, {"known-hosts", {s, "FILE"}},
       {"token-file", {s, "FILE"}}, {"cert", {s, "FILE"}}, {"key", {s, "FILE"}}, {"encrypt", {s, ""}},

@@ -18,6 +18,7 @@
 #include "known_hosts.hpp"
 #include "net/frame_io.hpp"
 #include "pxfer/error.hpp"
+#include "pxfer/log_safe.hpp"
 #include "pxfer/version.hpp"
 
 namespace pxfer {
@@ -168,7 +169,7 @@ awaitable<ControlLink> open_control(const Url& remote, std::chrono::milliseconds
   link.hello = net::expect<wire::HelloOk>(std::move(reply), link.connection->peer());
   wire::Message auth_reply = co_await net::read_message(*link.connection);
   link.auth = net::expect<wire::AuthOk>(std::move(auth_reply), link.connection->peer());
-  spdlog::debug("authenticated to {} as {}", link.authority, link.auth.identity);
+  spdlog::debug("authenticated to {} ({}) as {}", link.authority, log_safe(link.hello.agent), log_safe(link.auth.identity));
   co_return link;
 }
 

@@ -34,13 +34,14 @@ wire::Message done_or_error(const std::optional<Error>& refused) {
 // rights to the path it names, then answers; a refusal leaves the session ready for the next.
 class Handlers {
  public:
-  Handlers(const SessionContext& cx, std::shared_ptr<Connection> conn, const SessionRights& rights, std::uint64_t caps)
-      : cx_(cx), conn_(std::move(conn)), rights_(rights), caps_(caps) {}
+  Handlers(const SessionContext& cx, std::shared_ptr<Connection> conn, const SessionRights& rights, std::uint64_t caps,
+           const std::string& agent)
+      : cx_(cx), conn_(std::move(conn)), rights_(rights), caps_(caps), who_{rights.identity, agent} {}
 
   awaitable<void> operator()(wire::Open& m) {
     const bool denied = co_await refused(m.path, m.direction == wire::Direction::put);
     if (denied) co_return;
-    co_await cx_.transfers.serve(conn_, m, caps_, rights_.identity);
+    co_await cx_.transfers.serve(conn_, m, caps_, who_);
   }
   awaitable<void> operator()(wire::Ping& m) {
     wire::Message pong = wire::Pong{m.nonce};
@@ -127,6 +128,7 @@ class Handlers {
   std::shared_ptr<Connection> conn_;
   const SessionRights& rights_;
   const std::uint64_t caps_;
+  const TransferService::Who who_;
 };
 
 // AUTH after HELLO_OK: the rights of the session, or nothing (the client was told why).
@@ -164,7 +166,7 @@ awaitable<void> control_session(const SessionContext& cx, std::shared_ptr<Connec
   spdlog::debug("client={} agent={}", conn->peer(), hello.agent);
   const std::optional<SessionRights> rights = co_await log_in(cx, *conn);
   if (!rights) co_return;
-  Handlers handlers(cx, conn, *rights, caps);
+  Handlers handlers(cx, conn, *rights, caps, hello.agent);
   for (;;) {
     auto next = co_await net::read_message_within(*conn, cx.options.idle_timeout);
     if (!next) {

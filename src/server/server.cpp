@@ -114,16 +114,4 @@ void Server::reload(const std::string& tokens_file, const std::string& access_fi
   impl_->auth.reload(tokens_file, access_file);
 }
 
-std::string Server::metrics_text() const {
-  auto load = impl_->admission->load();
-  std::unique_lock lock(impl_->counts.mutex);
-  server::Gauges gauges{load.active, load.queued, load.max_active, load.clients, impl_->counts.total};
-  lock.unlock();
-  return server::format_prometheus(impl_->metrics, gauges);
-}
-
-void Server::reload(const std::string& tokens_file, const std::string& access_file) {
-  server::reload_auth(impl_->auth_files, {impl_->options.tokens_file, impl_->options.access_file}, {tokens_file, access_file});
-}
-
 }  // namespace pxfer

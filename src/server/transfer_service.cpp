@@ -3,6 +3,8 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/this_coro.hpp>
 
+#include <cstdio>
+
 #include <spdlog/spdlog.h>
 
 #include "net/frame_io.hpp"
@@ -10,6 +12,7 @@
 #include "pxfer/rate_meter.hpp"
 #include "pxfer/socket_tuning.hpp"
 #include "transfer/negotiate.hpp"
+#include "accounting.hpp"
 #include "transfer/transfer.hpp"
 
 namespace pxfer::server {
@@ -109,8 +112,39 @@ net::awaitable<std::unique_ptr<Admission::Slot>> TransferService::wait_for_slot(
   co_return slot;
 }
 
+namespace {
+
+// The accounting line's fields that every outcome shares.
+TransferAccount account_of(net::Connection& conn, const wire::Open& open, const TransferService::Who& who,
+                           const wire::Token* token) {
+  TransferAccount a;
+  if (token) {
+    char id[9];
+    std::snprintf(id, sizeof id, "%02x%02x%02x%02x", (*token)[0], (*token)[1], (*token)[2], (*token)[3]);
+    a.id = id;
+  } else {
+    a.id = "-";
+  }
+  a.client = conn.peer();
+  a.identity = who.identity;
+  a.agent = who.agent;
+  a.path = open.path;
+  a.direction = direction_name(open);
+  a.streams = open.streams;
+  a.checksum_algo = std::string(checksum_name(static_cast<ChecksumAlgo>(open.checksum)));
+  return a;
+}
+
+void set_error(TransferAccount& a, const char* result, const Error& e) {
+  a.result = result;
+  a.error_class = std::string(errc_name(e.code()));
+  a.error = e.what();
+}
+
+}  // namespace
+
 net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> conn, wire::Open& open, std::uint64_t caps,
-                                            const std::string& identity) {
+                                            const Who& who) {
   std::shared_ptr<transfer::Transfer> t;
   std::unique_ptr<Admission::Slot> slot;
   std::optional<Error> refused;
@@ -121,8 +155,9 @@ net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> con
     refused = e;
   }
   if (refused) {
-    spdlog::info("client={} identity={} path={} direction={} refused: {}", conn->peer(), identity, open.path,
-                 direction_name(open), refused->what());
+    TransferAccount a = account_of(*conn, open, who, nullptr);
+    set_error(a, "refused", *refused);
+    spdlog::info("{}", logfmt_line(a));
     metrics_.transfer_ended(open.direction == wire::Direction::put, Outcome::refused, 0);
     co_await net::send_error_quietly(*conn, *refused);
     co_return;
@@ -141,22 +176,24 @@ net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> con
     failure = e;
   }
   registry_.remove(token);
-  double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  double rate = seconds > 0 ? static_cast<double>(t->bytes_moved()) / seconds / 1e6 : 0;
+  TransferAccount a = account_of(*conn, open, who, &token);
+  a.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  a.rate_mbps = a.seconds > 0 ? static_cast<double>(t->bytes_moved()) / a.seconds / 1e6 : 0;
+  a.resumed = t->resumed_bytes();
+  a.recovered_streams = t->stream_recoveries();
   metrics_.transfer_ended(open.direction == wire::Direction::put, failure ? Outcome::failed : Outcome::ok, t->bytes_moved());
   if (failure) {
     t->fail(*failure);
-    spdlog::warn("client={} identity={} path={} direction={} bytes={} seconds={:.3f} streams={} rate={:.1f}MB/s "
-                 "result=failed: {}",
-                 conn->peer(), identity, open.path, direction_name(open), t->bytes_moved(), seconds, open.streams, rate,
-                 failure->what());
+    a.bytes = t->bytes_moved();
+    set_error(a, "failed", *failure);
+    spdlog::warn("{}", logfmt_line(a));
     co_await net::send_error_quietly(*conn, *failure);
     throw *failure;  // the control connection is in an unknown state: end the session
   }
-  spdlog::info("client={} identity={} path={} direction={} bytes={} resumed={} recovered_streams={} seconds={:.3f} "
-               "streams={} rate={:.1f}MB/s {} result=ok",
-               conn->peer(), identity, open.path, direction_name(open), t->file_size(), t->resumed_bytes(),
-               t->stream_recoveries(), seconds, open.streams, rate, format_checksum(t->settings().checksum, checksum));
+  a.bytes = t->file_size();
+  a.checksum = checksum;
+  a.result = "ok";
+  spdlog::info("{}", logfmt_line(a));
 }
 
 net::awaitable<void> TransferService::attach(std::shared_ptr<net::Connection> conn, const wire::Attach& attach) {

@@ -22,8 +22,13 @@ class TransferService {
 
   // One OPEN on a control connection, to its end. A refusal is sent as ERROR and the session goes
   // on; a failure midway is sent and thrown (the control connection is in an unknown state).
+  // `who` (identity and client version) goes into the accounting line.
+  struct Who {
+    std::string identity;
+    std::string agent;
+  };
   net::awaitable<void> serve(std::shared_ptr<net::Connection> control, wire::Open& open, std::uint64_t caps,
-                             const std::string& identity);
+                             const Who& who);
   // A data connection whose first frame was ATTACH.
   net::awaitable<void> attach(std::shared_ptr<net::Connection> conn, const wire::Attach& attach);
   // Ends every running transfer with `why` (shutdown).

@@ -67,7 +67,7 @@ struct Admitted {
 // Every "admitted" line of the server log, in order.
 std::vector<Admitted> admissions(const std::string& log) {
   std::vector<Admitted> out;
-  std::regex line(R"(T(\d\d):(\d\d):(\d\d\.\d+) \w+ client=\S+ path=(\S+) admitted .* streams=(\d+) asked=\d+ client_streams=(\d+))");
+  std::regex line(R"(T(\d\d):(\d\d):(\d\d\.\d+)(?:[+-]\d\d:\d\d)? \w+ client=\S+ path=(\S+) admitted .* streams=(\d+) asked=\d+ client_streams=(\d+))");
   for (auto it = std::sregex_iterator(log.begin(), log.end(), line); it != std::sregex_iterator(); ++it) {
     const auto& m = *it;
     out.push_back(Admitted{std::stod(m[1]) * 3600 + std::stod(m[2]) * 60 + std::stod(m[3]), m[4], static_cast<unsigned>(std::stoul(m[5])),

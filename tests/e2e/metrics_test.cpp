@@ -36,8 +36,8 @@ TEST(Metrics, PrometheusEndpointCountsTransfersAndFailures) {
   std::string big = local + "/big.bin";
   make_file(big, 16 * MiB, 3);
   std::string tokens = etc + "/tokens";
-  write_text(etc + "/alice.token", create_token("alice", tokens) + "\n");
-  write_text(etc + "/wrong.token", std::string(64, 'b') + "\n");
+  write_private(etc + "/alice.token", create_token("alice", tokens) + "\n");
+  write_private(etc + "/wrong.token", std::string(64, 'b') + "\n");
   ServerProcess server(root, "127.0.0.1:0", {"--tokens", tokens, "--metrics-listen", "127.0.0.1:0", "--emulate-disk-rate", "8M"});
   std::smatch m;
   std::string log = server.log();

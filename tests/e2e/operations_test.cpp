@@ -67,7 +67,7 @@ class Operations : public ::testing::Test {
   // The --token-file for a new identity in `tokens`.
   std::string token_file(const std::string& name) {
     std::string file = etc + "/" + name + ".token";
-    write_text(file, create_token(name, tokens) + "\n");
+    write_private(file, create_token(name, tokens) + "\n");
     return file;
   }
   TempDir dir;
@@ -143,7 +143,7 @@ TEST_F(Operations, CheckConfigRefusesBadValuesInOneLine) {
   expect_one_line(check("queue-timeout = \"soon\"\n"), exit_usage, "(set in " + config + ")");
   expect_one_line(check("max-actve = 3\n"), exit_usage, "'max-actve' is not an option");
   expect_one_line(check("tokens = \"" + etc + "/missing\"\n"), 3, etc + "/missing");
-  write_text(etc + "/broken", "alice sha256:zz\n");
+  write_private(etc + "/broken", "alice sha256:zz\n");
   expect_one_line(check("tokens = \"" + etc + "/broken\"\n"), exit_usage, "line 1");
   expect_one_line(run_pxferd({"--config", etc + "/nothing.toml", "--check-config"}), exit_usage, "cannot read it");
   RunResult good = check("");
@@ -235,7 +235,7 @@ TEST_F(Operations, SighupRereadsTheConfigFileAndNamesWhatNeedsARestart) {
   std::string alice = token_file("alice");
   std::string others = etc + "/others";
   std::string bob_file = etc + "/bob.token";
-  write_text(bob_file, create_token("bob", others) + "\n");
+  write_private(bob_file, create_token("bob", others) + "\n");
   std::string config = etc + "/pxferd.toml";
   write_text(config, "tokens = \"" + tokens + "\"\nmax-active = 4\n");
   ServerProcess server(root, "127.0.0.1:0", {"--config", config, "--anonymous-read"});

@@ -121,7 +121,8 @@ TEST(Server, LogsOneLinePerFinishedTransfer) {
   ASSERT_EQ(g.exit_code, 0) << g.err;
   log = wait_for_log_lines(server, "result=ok", 2);
 
-  const std::string adler = "adler32: " + adler32_hex(src);
+  // The accounting line: the checksum's algorithm and value as separate keys (docs/operations.md).
+  const std::string adler = "checksum_algo=adler32 checksum=" + adler32_hex(src) + " ";
   auto lines = lines_containing(log, "path=log.bin");
   ASSERT_EQ(lines.size(), 2u) << log;
   for (int i = 0; i < 2; ++i) {

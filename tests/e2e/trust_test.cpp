@@ -208,7 +208,7 @@ TEST_F(Trust, PathWithANewlineCannotForgeALogLine) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string log = server.log();
   EXPECT_EQ(log.find("\n2026-01-01T00:00:00.000"), std::string::npos) << "a forged line in the log:\n" << log;
-  EXPECT_NE(log.find("path=x.bin\\n2026-01-01"), std::string::npos) << "the newline should show escaped:\n" << log;
+  EXPECT_NE(log.find("path=\"x.bin\\n2026-01-01"), std::string::npos) << "the newline should show escaped:\n" << log;
 }
 
 // A peer that starts a TLS handshake and goes silent is dropped at 10 s, as docs/security.md says

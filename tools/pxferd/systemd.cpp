@@ -27,7 +27,7 @@ void set_up_logging(bool verbose) {
     spdlog::set_default_logger(spdlog::systemd_logger_mt("pxferd", "pxferd"));
   } else {
     spdlog::set_default_logger(spdlog::stderr_color_mt("pxferd"));
-    spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+    spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %^%l%$ %v");
   }
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
 }

@@ -105,6 +105,11 @@ void write_text(const std::string& path, const std::string& text) {
   if (!out) throw std::runtime_error("cannot write " + path);
 }
 
+void write_private(const std::string& path, const std::string& text) {
+  write_text(path, text);
+  if (::chmod(path.c_str(), 0600) != 0) throw std::runtime_error("chmod 0600 " + path + " failed");
+}
+
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream s;

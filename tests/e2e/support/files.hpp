@@ -19,6 +19,8 @@ inline constexpr std::uint64_t GiB = 1024 * MiB;
 // Writes `size` pseudo-random bytes (xorshift64*, reproducible from `seed`); throws on failure.
 void make_file(const std::string& path, std::uint64_t size, std::uint64_t seed);
 void write_text(const std::string& path, const std::string& text);
+// The same, mode 0600: a credentials file pxfer and pxferd accept (others may not read it).
+void write_private(const std::string& path, const std::string& text);
 std::string read_text(const std::string& path);
 // lstat: true for a dangling symlink too.
 bool path_exists(const std::string& path);
