@@ -19,7 +19,7 @@ namespace pxfer::cli {
 
 inline std::uint64_t size_option(const std::string& name, const std::string& text) {
   auto v = parse_size(text);
-  if (!v) throw Error(Errc::usage, name + " " + text + ": not a size; use bytes or a K/M/G suffix (1024-based), e.g. 4M");
+  if (!v) throw Error(Errc::usage, name + " " + text + ": not a size; use bytes, K/M/G/T or KiB/MiB/GiB (1024-based) or kB/MB/GB (1000-based), e.g. 4M");
   return *v;
 }
 

@@ -66,7 +66,7 @@ inline void lay_out_help(CLI::App& app) {
       "  pxfer get -p 8 pxfer://se01.example.org:7521/atlas/run42.root /scratch/\n"
       "  pxfer put -r -c 4 --retries 3 results/ pxfer://se01.example.org/atlas/\n"
       "  pxfer doctor pxfer://se01.example.org/ --target 10gbit\n"
-      "Credentials: --token-file FILE or PXFER_TOKEN. Types: SIZE bytes or K/M/G/T (1024-based); DURATION 500ms, "
+      "Credentials: --token-file FILE or PXFER_TOKEN. Types: SIZE bytes, K/M/G/T = KiB/MiB/GiB/TiB (1024-based), kB/MB/GB/TB (1000-based); DURATION 500ms, "
       "30s, 2m. Exit codes: 0 ok, 2 usage, 3 not found, 4 permission, 5 network, 6 protocol, 7 integrity, "
       "8 local I/O, 9 exists. `pxfer COMMAND --help` lists a command's options; man pxfer.";
   app.footer(footer);

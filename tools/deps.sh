@@ -8,7 +8,7 @@ packages=(
   libboost1.81-dev libssl-dev libspdlog-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev libisal-dev libzstd-dev nlohmann-json3-dev
-  libsystemd-dev help2man  # pxferd: sd_notify and the journal; man pages from --help
+  libsystemd-dev help2man zsh  # pxferd: sd_notify and the journal; man pages from --help; zsh completion check
   dpkg-dev systemd         # cpack -G DEB (dpkg-shlibdeps), systemd-analyze verify (tests/package)
   iproute2 iperf3 iputils-ping openssl bc python3
   strace util-linux  # tests: --sync seen from outside (strace), runs as an unprivileged user (setpriv)

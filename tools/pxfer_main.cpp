@@ -109,7 +109,7 @@ void apply_security(const SecurityArgs& a) {
 
 void add_common(CLI::App& cmd, CommonArgs& a) {
   cmd.add_option("-p,--streams", a.streams, "parallel TCP data streams (1-64)")->capture_default_str();
-  cmd.add_option("--block-size", a.block_size, "block size, 1M-16M (K/M/G = 1024-based)")->capture_default_str();
+  cmd.add_option("--block-size", a.block_size, "block size, 1M-16M (K/M/G and KiB/MiB/GiB = 1024-based)")->capture_default_str();
   cmd.add_option("-w,--window", a.window, "SO_SNDBUF/SO_RCVBUF on every data stream, both ends; 0 = kernel autotuning")
       ->capture_default_str();
   cmd.add_option("--perf-interval", a.perf_interval, "seconds between rate lines")->capture_default_str();

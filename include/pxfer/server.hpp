@@ -30,6 +30,9 @@ struct ServerOptions {
   // Partial files of interrupted puts are kept for a resume; abandoned ones older than this are
   // removed (looked for once per directory, when a put first writes into it).
   std::chrono::seconds partial_max_age{7 * 24 * 3600};
+  // SIGTERM (Server::drain): new transfers are refused while those running may finish for this
+  // long; then the rest are aborted (their partial files kept for a resume). 0 = abort at once.
+  std::chrono::milliseconds drain_timeout{30'000};
 
   // Security (docs/security.md). TLS 1.3 on every control connection, always.
   std::string cert_file, key_file;  // server certificate; "" = self-signed one in state_dir
@@ -65,6 +68,10 @@ class Server {
   // appears under a final name; partial puts stay hidden, with their journal, for a resume).
   void run();
   void stop();  // thread-safe
+  // SIGTERM (thread-safe): refuses new transfers at once (OPEN gets "shutting down; retry later",
+  // while data streams of running transfers may still attach), lets the running ones finish for
+  // options.drain_timeout, then stop()s. Returns at once; a second drain() or a stop() cuts it short.
+  void drain();
   // Re-reads the tokens and access files (pxferd on SIGHUP; thread-safe). Control sessions that
   // authenticated already, and their transfers, go on; every later connection is judged by the new
   // files. Throws Error and changes nothing when a file is missing or malformed, or when the reload

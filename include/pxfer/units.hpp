@@ -8,7 +8,8 @@
 
 namespace pxfer {
 
-// "4194304", "4M", "4MiB", "1.5G", "87380", "64k": K/M/G/T are 1024-based. Returns nullopt on
+// "4194304", "4M", "4MiB", "1.5G", "87380", "64k": K/M/G/T and KiB..TiB are 1024-based; kB, MB,
+// GB and TB are 1000-based (as in coreutils and the MB/s pxfer prints). Returns nullopt on
 // anything else (empty, negative, overflow, unknown suffix, trailing garbage).
 std::optional<std::uint64_t> parse_size(std::string_view text);
 

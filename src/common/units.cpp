@@ -43,10 +43,16 @@ std::optional<std::uint64_t> parse_size(std::string_view text) {
   std::string s = lower(suffix);
   double mult = 1;
   if (s.empty() || s == "b") mult = 1;
-  else if (s == "k" || s == "kb" || s == "kib") mult = 1024.0;
-  else if (s == "m" || s == "mb" || s == "mib") mult = 1024.0 * 1024;
-  else if (s == "g" || s == "gb" || s == "gib") mult = 1024.0 * 1024 * 1024;
-  else if (s == "t" || s == "tb" || s == "tib") mult = 1024.0 * 1024 * 1024 * 1024;
+  // The policy of coreutils (dd, head -c) and of pxfer-wanem: K/M/G/T and KiB/MiB/GiB/TiB are
+  // 1024-based, kB/MB/GB/TB are 1000-based, so "MB" means what the summary's MB/s means.
+  else if (s == "k" || s == "kib") mult = 1024.0;
+  else if (s == "m" || s == "mib") mult = 1024.0 * 1024;
+  else if (s == "g" || s == "gib") mult = 1024.0 * 1024 * 1024;
+  else if (s == "t" || s == "tib") mult = 1024.0 * 1024 * 1024 * 1024;
+  else if (s == "kb") mult = 1e3;
+  else if (s == "mb") mult = 1e6;
+  else if (s == "gb") mult = 1e9;
+  else if (s == "tb") mult = 1e12;
   else return std::nullopt;
   double bytes = value * mult;
   if (!std::isfinite(bytes) || bytes >= 18446744073709551615.0) return std::nullopt;

@@ -9,11 +9,13 @@
 namespace pxfer {
 
 std::string format_summary(const TransferSummary& s) {
-  // A resumed transfer moved only what the receiver lacked: the rate is of that.
-  double rate = s.seconds > 0 ? static_cast<double>(s.bytes - std::min(s.bytes, s.resumed_bytes)) / s.seconds : 0;
+  // A resumed transfer moved only what the receiver lacked: the head and the rate count that, and
+  // the bytes that were already there are named apart (", resumed: ...").
+  const std::uint64_t moved = s.bytes - std::min(s.bytes, s.resumed_bytes);
+  double rate = s.seconds > 0 ? static_cast<double>(moved) / s.seconds : 0;
   char head[160];
-  std::snprintf(head, sizeof head, "%llu bytes in %.2f s, %.1f MB/s, %.2f Gbit/s, %u streams, block %s",
-                static_cast<unsigned long long>(s.bytes), s.seconds, to_megabytes_per_s(rate),
+  std::snprintf(head, sizeof head, "%llu bytes %sin %.2f s, %.1f MB/s, %.2f Gbit/s, %u streams, block %s",
+                static_cast<unsigned long long>(moved), s.resumed_bytes > 0 ? "sent " : "", s.seconds, to_megabytes_per_s(rate),
                 to_gigabits_per_s(rate), static_cast<unsigned>(s.streams), format_size(s.block_size).c_str());
   std::string out = std::string(head) + ", buffers local " + describe(s.local_buffers) + ", remote " + describe(s.remote_buffers);
   if (!s.congestion.empty()) out += ", congestion " + s.congestion;
@@ -24,7 +26,9 @@ std::string format_summary(const TransferSummary& s) {
                   static_cast<unsigned long long>(s.wire_bytes));
     out += buf;
   }
-  if (s.resumed_bytes > 0) out += ", resumed: " + std::to_string(s.resumed_bytes) + " bytes were already there";
+  if (s.resumed_bytes > 0)
+    out += ", resumed: " + std::to_string(s.resumed_bytes) + " bytes were already there (file " + std::to_string(s.bytes) +
+           " bytes)";
   if (s.stream_recoveries > 0)
     out += ", " + std::to_string(s.stream_recoveries) + " data stream failures recovered (blocks re-sent on other streams)";
   if (s.attempts > 1) out += ", attempt " + std::to_string(s.attempts);

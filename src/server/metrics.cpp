@@ -13,6 +13,20 @@ void sample(std::string& out, const std::string& name, std::uint64_t value) {
   out += name + " " + std::to_string(value) + "\n";
 }
 
+// A label value as the exposition format wants it: backslash, quote and newline escaped.
+std::string label_value(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string format_prometheus(const Metrics& m, const Gauges& g) {
@@ -43,6 +57,25 @@ std::string format_prometheus(const Metrics& m, const Gauges& g) {
   sample(out, "pxferd_auth_failures_total", m.auth_failures.load(std::memory_order_relaxed));
   family(out, "pxferd_tls_handshake_failures_total", "counter", "Connections whose TLS handshake failed or timed out.");
   sample(out, "pxferd_tls_handshake_failures_total", m.tls_handshake_failures.load(std::memory_order_relaxed));
+  family(out, "pxferd_bytes_by_identity_total", "counter",
+         "Bytes moved by transfers that ended (ok or failed), by client identity and direction.");
+  for (const auto& [identity, moved] : m.bytes_by_identity())
+    for (int d = 0; d < 2; ++d)
+      sample(out, "pxferd_bytes_by_identity_total{identity=\"" + label_value(identity) + "\",direction=\"" + directions[d] + "\"}",
+             moved[d]);
+  family(out, "pxferd_checksum_failures_total", "counter", "Transfers that ended with a checksum mismatch.");
+  sample(out, "pxferd_checksum_failures_total", m.checksum_failures.load(std::memory_order_relaxed));
+  family(out, "pxferd_stream_recoveries_total", "counter",
+         "Data streams of ended transfers that failed and whose blocks were re-sent on other streams.");
+  sample(out, "pxferd_stream_recoveries_total", m.stream_recoveries.load(std::memory_order_relaxed));
+  family(out, "pxferd_transfers_running", "gauge", "Transfers opened and not yet ended (running now).");
+  sample(out, "pxferd_transfers_running", g.running);
+  family(out, "pxferd_running_bytes", "gauge", "Bytes the running transfers moved so far.");
+  sample(out, "pxferd_running_bytes", g.running_bytes);
+  family(out, "pxferd_running_streams", "gauge", "Data streams granted to the running transfers.");
+  sample(out, "pxferd_running_streams", g.running_streams);
+  family(out, "pxferd_draining", "gauge", "1 while SIGTERM's drain refuses new transfers, else 0.");
+  sample(out, "pxferd_draining", g.draining ? 1 : 0);
   return out;
 }
 

@@ -9,6 +9,9 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <optional>
 #include <thread>
 
@@ -19,6 +22,7 @@
 #include "listener.hpp"
 #include "metrics.hpp"
 #include "net/tls.hpp"
+#include "pxfer/clock.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/file_io.hpp"
 #include "transfer_service.hpp"
@@ -52,6 +56,36 @@ struct Server::Impl {
     });
   }
 
+  // Polls the transfers still in service every 100 ms (a drain is rare and short: no need for a
+  // notification path through every transfer's end) and stops once none is, or at the deadline.
+  asio::awaitable<void> drain_then_stop(Clock::time_point deadline) {
+    asio::steady_timer timer(ioc);
+    while (!stopping && transfers.in_service() > 0 && Clock::now() < deadline) {
+      timer.expires_after(std::chrono::milliseconds(100));
+      auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+      (void)ec;
+    }
+    if (stopping) co_return;
+    if (transfers.in_service() > 0)
+      spdlog::warn("drain timeout ({} s) reached: aborting {} transfer(s); partial puts stay hidden for a resume",
+                   std::chrono::duration_cast<std::chrono::seconds>(options.drain_timeout).count(),
+                   transfers.in_service());
+    else
+      spdlog::info("drained: no transfer left running");
+    stop();
+  }
+
+  void drain() {
+    if (stopping || options.drain_timeout.count() == 0 || draining.exchange(true)) {
+      stop();
+      return;
+    }
+    transfers.refuse_new();
+    spdlog::info("draining: new transfers are refused; the {} running may finish within {} s (a second SIGTERM aborts them)",
+                 transfers.in_service(), std::chrono::duration_cast<std::chrono::seconds>(options.drain_timeout).count());
+    asio::co_spawn(ioc, drain_then_stop(Clock::now() + options.drain_timeout), asio::detached);
+  }
+
   ServerOptions options;
   Directory root;
   server::Authenticator auth;
@@ -61,6 +95,7 @@ struct Server::Impl {
   server::ServerIdentity identity;
   net::TlsContextPtr tls;
   std::atomic<bool> stopping{false};
+  std::atomic<bool> draining{false};
   asio::io_context ioc;
   std::optional<server::Listener> listener;
   asio::signal_set signals{ioc};
@@ -89,7 +124,7 @@ void Server::run() {
     s.signals.async_wait([this](const boost::system::error_code& ec, int signo) {
       if (ec) return;
       spdlog::info("signal {} received: stopping, transfers in progress are aborted", signo);
-      stop();
+      impl_->stop();
     });
   }
   server::Listener::Serve serve = [&s](std::shared_ptr<net::Connection> conn) { return server::serve_connection(s.sessions, conn); };
@@ -104,9 +139,13 @@ void Server::run() {
 
 void Server::stop() { impl_->stop(); }
 
+void Server::drain() { impl_->drain(); }
+
 std::string Server::metrics_text() const {
   auto load = impl_->admission->load();
-  server::Gauges gauges{load.active, load.queued, load.max_active, load.clients, impl_->listener->connections()};
+  auto running = impl_->transfers.running();
+  server::Gauges gauges{load.active,      load.queued,   load.max_active,  load.clients, impl_->listener->connections(),
+                        running.transfers, running.bytes, running.streams, running.draining};
   return server::format_prometheus(impl_->metrics, gauges);
 }
 

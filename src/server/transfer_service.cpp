@@ -45,6 +45,10 @@ std::string client_address(net::Connection& conn) {
   return address.to_string();
 }
 
+void TransferService::refuse_if_draining() const {
+  if (refusing_) throw Error(Errc::network, "the server is shutting down and takes no new transfers; retry later");
+}
+
 TransferService::TransferService(const ServerOptions& options, const Directory& root, std::shared_ptr<Admission> admission,
                                  Metrics& metrics)
     : options_(options), root_(root), admission_(std::move(admission)), metrics_(metrics),
@@ -148,8 +152,17 @@ net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> con
   std::shared_ptr<transfer::Transfer> t;
   std::unique_ptr<Admission::Slot> slot;
   std::optional<Error> refused;
+  // Counted before the drain flag is read, so a drain that sees in_service() == 0 knows that
+  // every later OPEN reads the flag set and is refused.
+  ++in_service_;
+  struct Leave {
+    std::atomic<unsigned>& n;
+    ~Leave() { --n; }
+  } leave{in_service_};
   try {
+    refuse_if_draining();
     slot = co_await wait_for_slot(conn, open, caps);
+    refuse_if_draining();
     t = open_transfer(open, caps, co_await asio::this_coro::executor);
   } catch (const Error& e) {
     refused = e;
@@ -182,6 +195,8 @@ net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> con
   a.resumed = t->resumed_bytes();
   a.recovered_streams = t->stream_recoveries();
   metrics_.transfer_ended(open.direction == wire::Direction::put, failure ? Outcome::failed : Outcome::ok, t->bytes_moved());
+  metrics_.transfer_details(open.direction == wire::Direction::put, who.identity, t->bytes_moved(),
+                            failure ? std::optional<Errc>(failure->code()) : std::nullopt, t->stream_recoveries());
   if (failure) {
     t->fail(*failure);
     a.bytes = t->bytes_moved();
@@ -215,6 +230,17 @@ net::awaitable<void> TransferService::attach(std::shared_ptr<net::Connection> co
   wire::Message attach_ok = wire::AttachOk{stats.local.sndbuf, stats.local.rcvbuf};
   co_await net::send_message(*conn, attach_ok);
   co_await t->run_stream(conn, attach.stream);
+}
+
+TransferService::Running TransferService::running() const {
+  Running r;
+  for (auto& t : registry_.all()) {
+    ++r.transfers;
+    r.bytes += t->bytes_moved();
+    r.streams += t->settings().streams;
+  }
+  r.draining = refusing_;
+  return r;
 }
 
 void TransferService::abort_all(const Error& why) {

@@ -2,6 +2,7 @@
 // pxferd's transfers: admission (a slot, QUEUED frames while waiting), opening the file, OPEN_OK,
 // the engine on the control connection, the data streams that ATTACH to it, and the one log line
 // per transfer. Owns the registry of running transfers.
+#include <atomic>
 #include <memory>
 
 #include "admission.hpp"
@@ -33,8 +34,21 @@ class TransferService {
   net::awaitable<void> attach(std::shared_ptr<net::Connection> conn, const wire::Attach& attach);
   // Ends every running transfer with `why` (shutdown).
   void abort_all(const Error& why);
+  // SIGTERM's drain: from now on every OPEN is refused; in_service() counts the transfers that
+  // were let in before and have not ended yet (waiting for a slot or running).
+  void refuse_new() { refusing_ = true; }
+  unsigned in_service() const { return in_service_; }
+  // The running transfers as the metrics show them.
+  struct Running {
+    unsigned transfers = 0;
+    std::uint64_t bytes = 0;
+    unsigned streams = 0;
+    bool draining = false;
+  };
+  Running running() const;
 
  private:
+  void refuse_if_draining() const;
   std::shared_ptr<transfer::Transfer> open_transfer(wire::Open& open, std::uint64_t caps, boost::asio::any_io_executor ex);
   net::awaitable<std::unique_ptr<Admission::Slot>> wait_for_slot(std::shared_ptr<net::Connection> conn, wire::Open& open,
                                                                  std::uint64_t caps);
@@ -47,6 +61,8 @@ class TransferService {
   Metrics& metrics_;
   RatePacer disk_pacer_;  // --emulate-disk-rate
   TransferRegistry registry_;
+  std::atomic<bool> refusing_{false};
+  std::atomic<unsigned> in_service_{0};
 };
 
 // The client as admission control counts it: its address (an IPv4-mapped IPv6 address as IPv4).

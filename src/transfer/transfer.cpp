@@ -118,6 +118,10 @@ void Transfer::start_sending() {
 }
 
 std::uint64_t Transfer::bytes_moved() const {
+  // The sender counts what the receiver acknowledged (written at its end), not what it handed to
+  // its sockets: against a slow disk the socket buffers would otherwise show tens of MiB "done"
+  // that are not. Blocks the receiver had already (resumed) were not moved by this attempt.
+  if (role_ == Role::send) return planner_.acknowledged_bytes() - std::min(planner_.acknowledged_bytes(), resumed_bytes_.load());
   std::uint64_t total = 0;
   for (const auto& s : stats_) total += s->bytes.load(std::memory_order_relaxed);
   return total;

@@ -61,6 +61,8 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   // The sender's source mtime (identifies the source for a resume); 0 on the receiving side.
   std::int64_t source_mtime_ns() const { return source_ ? source_->mtime_ns() : 0; }
   StreamStats& stream(std::size_t index) { return *stats_[index]; }
+  // Bytes of the file this attempt moved: acknowledged by the receiver on the sending side,
+  // received on the receiving side.
   std::uint64_t bytes_moved() const;
   // Block payload bytes that crossed the wire (fewer than the file's when compressed).
   std::uint64_t wire_bytes() const { return wire_bytes_.load(); }

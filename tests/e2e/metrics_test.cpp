@@ -51,6 +51,17 @@ TEST(Metrics, PrometheusEndpointCountsTransfersAndFailures) {
     during = "\n" + capture("curl -sf " + url);
   }
   EXPECT_EQ(sample(during, "pxferd_transfers_active"), 1) << during;
+  // The running transfer's bytes move while it runs (the slow disk makes it last about 2 s).
+  long long first = -1, later = -1;
+  for (int i = 0; i < 100 && (first <= 0 || later <= first); ++i) {
+    std::string now = "\n" + capture("curl -sf " + url);
+    if (sample(now, "pxferd_transfers_running") != 1) break;
+    (first <= 0 ? first : later) = sample(now, "pxferd_running_bytes");
+    EXPECT_GE(sample(now, "pxferd_running_streams"), 1) << now;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_GT(first, 0) << "pxferd_running_bytes never rose above 0 during the put";
+  EXPECT_GT(later, first) << "pxferd_running_bytes did not move during the put";
   EXPECT_NE(during.find("# TYPE pxferd_transfers_total counter"), std::string::npos) << during;
   ASSERT_EQ(put.wait(60s), 0) << put.err();
   RunResult refused = run_pxfer("put", big, server.url("x.bin"), "--token-file", etc + "/wrong.token");
@@ -62,6 +73,11 @@ TEST(Metrics, PrometheusEndpointCountsTransfersAndFailures) {
   EXPECT_EQ(sample(after, "pxferd_transfers_total{direction=\"put\",result=\"ok\"}"), 1) << after;
   EXPECT_EQ(sample(after, "pxferd_bytes_total{direction=\"put\"}"), static_cast<long long>(16 * MiB)) << after;
   EXPECT_EQ(sample(after, "pxferd_auth_failures_total"), 1) << after;
+  EXPECT_EQ(sample(after, "pxferd_bytes_by_identity_total{identity=\"alice\",direction=\"put\"}"),
+            static_cast<long long>(16 * MiB)) << after;
+  EXPECT_EQ(sample(after, "pxferd_transfers_running"), 0) << after;
+  EXPECT_EQ(sample(after, "pxferd_checksum_failures_total"), 0) << after;
+  EXPECT_EQ(sample(after, "pxferd_draining"), 0) << after;
   EXPECT_NE(after.find("pxferd_build_info{version=\""), std::string::npos) << after;
   EXPECT_EQ(capture("curl -s -o /dev/null -w '%{http_code}' http://" + m[1].str() + "/other"), "404");
 }

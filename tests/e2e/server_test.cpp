@@ -165,7 +165,8 @@ TEST_P(SigtermDuringTransfer, ServerExitsAndNothingIsLeftBehind) {
   std::string source = put ? local + "/big.bin" : root + "/big.bin";
   std::string receiving_dir = put ? root : local;
   make_file(source, size, 77);
-  ServerProcess server(root);
+  // --drain-timeout 0: the abort path (the drain is tests/e2e/drain_test.cpp).
+  ServerProcess server(root, "127.0.0.1:0", {"--drain-timeout", "0"});
 
   ChildProcess client = put ? start_pxfer({"put", source, server.url("big.bin"), "-p", "2", "--perf-interval", "0.05"})
                             : start_pxfer({"get", server.url("big.bin"), local + "/big.bin", "-p", "2",

@@ -56,6 +56,7 @@ expect -rw-r--r-- ./usr/share/man/man1/pxfer.1.gz
 expect -rw-r--r-- ./usr/share/man/man8/pxferd.8.gz
 expect -rw-r--r-- ./usr/share/bash-completion/completions/pxfer
 expect -rw-r--r-- ./usr/share/bash-completion/completions/pxferd
+expect -rw-r--r-- ./usr/share/zsh/vendor-completions/_pxfer
 expect -rw-r--r-- ./usr/share/doc/pxfer/operations.md
 
 # Unpacked: the binaries run, the shipped config is valid, the man pages say what --help says.
@@ -69,6 +70,20 @@ mkdir -p "$scratch/srv" "$scratch/etc"
   --check-config > /dev/null || fail "the shipped /etc/pxferd/pxferd.toml does not pass --check-config"
 zcat "$root/usr/share/man/man8/pxferd.8.gz" | grep -q 'check\\-config' || fail "pxferd(8) lacks --check-config"
 zcat "$root/usr/share/man/man1/pxfer.1.gz" | grep -q 'pxfer put' || fail "pxfer(1) lacks the put command"
+# Both completions read --help: run their word lists against the unpacked binaries.
+bash -c 'source "$1"; _pxfer_help_words "$2"' _ "$root/usr/share/bash-completion/completions/pxfer" "$root/usr/bin/pxfer" \
+  | grep -qx put || fail "the bash completion does not offer 'put'"
+bash -c 'source "$1"; _pxfer_help_words "$2" put' _ "$root/usr/share/bash-completion/completions/pxfer" "$root/usr/bin/pxfer" \
+  | grep -qx -- --block-size || fail "the bash completion does not offer put --block-size"
+if command -v zsh > /dev/null; then
+  zsh -n "$root/usr/share/zsh/vendor-completions/_pxfer" || fail "_pxfer: zsh syntax error"
+  zsh -fc 'source "$1"; _pxfer_help_words "$2" put' _ "$root/usr/share/zsh/vendor-completions/_pxfer" "$root/usr/bin/pxfer" \
+    | grep -qx -- --block-size || fail "the zsh completion does not offer put --block-size"
+  zsh -fc 'source "$1"; _pxfer_help_words "$2"' _ "$root/usr/share/zsh/vendor-completions/_pxfer" "$root/usr/sbin/pxferd" \
+    | grep -qx -- --drain-timeout || fail "the zsh completion does not offer pxferd --drain-timeout"
+else
+  fail "zsh is missing (tools/deps.sh installs it)"
+fi
 grep -q '^u pxferd ' "$root/usr/lib/sysusers.d/pxferd.conf" || fail "sysusers.d file does not declare pxferd"
 unit="$root/usr/lib/systemd/system/pxferd.service"
 for line in Type=notify User=pxferd 'ExecReload=/bin/kill -HUP $MAINPID' ProtectSystem=strict \

@@ -171,6 +171,17 @@ TEST(Summary, CongestionWhenKnown) {
   EXPECT_TRUE(text.ends_with(", congestion bbr")) << text;
 }
 
+// A resumed put sent only what the receiver lacked: the head counts those bytes and their rate
+// (not the whole file over the time of the part sent), and the rest is named apart.
+TEST(Summary, ResumedTransferCountsTheBytesSentApartFromThoseAlreadyThere) {
+  TransferSummary s = example_summary();
+  s.resumed_bytes = 1073741824 - 536870912;
+  const std::string text = format_summary(s);
+  // 536870912 B / 0.92 s = 583.56 MB/s
+  EXPECT_EQ(text.rfind("536870912 bytes sent in 0.92 s, 583.6 MB/s, 4.67 Gbit/s", 0), 0u) << text;
+  EXPECT_NE(text.find(", resumed: 536870912 bytes were already there (file 1073741824 bytes)"), std::string::npos) << text;
+}
+
 TEST(Summary, ZeroSecondsDoesNotDivideByZero) {
   TransferSummary s = example_summary();
   s.bytes = 0;

@@ -58,6 +58,10 @@ void add_limits(CLI::App& app, DaemonArgs& a) {
       ->type_name("N")->capture_default_str()->group(g_limits);
   app.add_option("--queue-timeout", a.queue_timeout, "how long a transfer may wait in line")
       ->type_name("DURATION")->capture_default_str()->group(g_limits);
+  app.add_option("--drain-timeout", a.drain_timeout,
+                 "on SIGTERM, refuse new transfers and let running ones finish this long before aborting them "
+                 "(0 = abort at once; a second SIGTERM also aborts at once)")
+      ->type_name("DURATION")->capture_default_str()->group(g_limits);
   app.add_option("--max-streams-per-client", a.max_streams_per_client,
                  "data streams one client address may hold at once; a transfer is granted fewer or waits (0 = no limit)")
       ->type_name("N")->capture_default_str()->group(g_limits);
@@ -127,8 +131,9 @@ void define_cli(CLI::App& app, DaemonArgs& args, Commands& commands) {
       "  pxferd --root /srv/pxfer --listen 0.0.0.0:7521 --tokens /etc/pxferd/tokens\n"
       "  pxferd --config /etc/pxferd/pxferd.toml --check-config\n"
       "  systemctl reload pxferd      # SIGHUP: re-read the tokens and access files\n"
-      "Types: DURATION 30s, 5m, 12h, 7d; SIZE bytes or K/M/G/T (1024-based). Signals: SIGTERM/SIGINT stop "
-      "(transfers in progress are aborted, partial puts kept for resume); SIGHUP reloads. Docs: "
+      "Types: DURATION 30s, 5m, 12h, 7d; SIZE bytes, K/M/G/T = KiB/MiB/GiB/TiB (1024-based), kB/MB/GB/TB (1000-based). Signals: SIGTERM/SIGINT drain "
+      "(new transfers refused, running ones finish within --drain-timeout, then the rest are aborted with partial "
+      "puts kept for resume; a second signal aborts at once); SIGHUP reloads. Docs: "
       "/usr/share/doc/pxfer, man pxferd.");
 }
 

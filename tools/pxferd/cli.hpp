@@ -23,6 +23,7 @@ struct DaemonArgs {
   std::string queue_timeout = "10m";
   std::string partial_max_age = "7d";
   std::string idle_timeout = "5m";
+  std::string drain_timeout = "30s";
   unsigned max_streams_per_client = 0, max_clients = 0;
   std::string max_starts = "0";
   std::string disk_rate;

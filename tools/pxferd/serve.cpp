@@ -67,8 +67,8 @@ int serve(ServerOptions options, const std::string& port_file, const std::string
   SignalThread signals(
       [&server](int signo) {
         notify("STOPPING=1");
-        spdlog::info("signal {} received: stopping, transfers in progress are aborted", signo);
-        server.stop();
+        spdlog::info("signal {} received: stopping", signo);
+        server.drain();  // the second signal, or --drain-timeout 0, aborts at once
       },
       [&reloader] { reloader.reload(); });
   notify("READY=1\nSTATUS=serving on " + server.listen_address());

@@ -26,7 +26,7 @@ std::chrono::milliseconds duration_option(const char* name, const std::string& t
   if (!d || d->count() < min_ms)
     throw Error(Errc::usage, std::string(name) + " " + text + ": use a " +
                                  (min_ms >= 1000 ? "duration of at least " + std::to_string(min_ms / 1000) + "s"
-                                                 : std::string("positive duration")) +
+                                                 : std::string(min_ms > 0 ? "positive duration" : "duration")) +
                                  " (e.g. " + example + ")");
   return *d;
 }
@@ -54,6 +54,7 @@ ServerOptions to_server_options(const DaemonArgs& a) {
   o.max_active = a.max_active;
   o.idle_timeout = duration_option("--idle-timeout", a.idle_timeout, 1000, "5m, 30s");
   o.queue_timeout = duration_option("--queue-timeout", a.queue_timeout, 1, "30s, 10m");
+  o.drain_timeout = duration_option("--drain-timeout", a.drain_timeout, 0, "30s, 5m, or 0");
   o.partial_max_age =
       std::chrono::duration_cast<std::chrono::seconds>(duration_option("--partial-max-age", a.partial_max_age, 1000, "7d, 12h"));
   o.max_streams_per_client = a.max_streams_per_client;
