@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "pxfer/host_settings.hpp"
+#include "pxfer/host_facts.hpp"
 #include "pxfer/units.hpp"
 
 namespace pxfer {

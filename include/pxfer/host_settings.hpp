@@ -1,27 +1,11 @@
 #pragma once
-// The TCP settings of a host that bound a transfer's speed: socket buffer limits, congestion
-// control, MTU. Read from /proc/sys on each end; the server sends its own in an INFO frame.
-#include <cstdint>
-#include <string>
-#include <utility>
-#include <vector>
+// Reads this host's TCP settings (pxfer/host_facts.hpp) from /proc/sys; the server sends its own in
+// an INFO frame.
+#include "pxfer/host_facts.hpp"
 
 namespace pxfer {
 
-struct HostSettings {
-  std::uint64_t tcp_rmem[3] = {0, 0, 0};  // min, default, max (autotuning ceiling)
-  std::uint64_t tcp_wmem[3] = {0, 0, 0};
-  std::uint64_t rmem_max = 0;             // net.core: ceiling for a pinned SO_RCVBUF
-  std::uint64_t wmem_max = 0;
-  std::string congestion;
-  std::string available_congestion;
-  unsigned mtu = 0;                       // of the path the connection takes, 0 = unknown
-  std::string kernel;
-};
-
 // This host's settings; `connected_fd` (optional, -1) gives the MTU toward the peer.
 HostSettings read_host_settings(int connected_fd = -1);
-std::vector<std::pair<std::string, std::string>> to_entries(const HostSettings& s);
-HostSettings from_entries(const std::vector<std::pair<std::string, std::string>>& entries);
 
 }  // namespace pxfer
