@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""The layering rules of src/ (issue 10), checked on every build so that they cannot drift:
+
+- the pure library pxfer_core (its sources as src/CMakeLists.txt lists them) includes no Asio, no
+  socket or file layer (src/net, src/io), no engine, server or client header, and none of the
+  public headers that declare I/O;
+- the I/O layers (src/io, src/net) include nothing from the engine, the server or the client;
+- the engine (src/transfer) includes nothing from the server or the client;
+- the server and the client do not include each other;
+- no file in src/ or include/ is over 500 lines.
+
+Usage: layers_test.py SOURCE_DIR. Prints one line per violation; exit 1 when there is any.
+"""
+import pathlib
+import re
+import sys
+
+root = pathlib.Path(sys.argv[1])
+src = root / "src"
+
+# Public headers whose declarations do I/O (sockets, files, processes): the pure layers stay off them.
+IO_HEADERS = {"pxfer/host_settings.hpp", "pxfer/client.hpp", "pxfer/batch.hpp", "pxfer/server.hpp",
+              "pxfer/file_io.hpp", "pxfer/socket_tuning.hpp", "pxfer/metrics_endpoint.hpp",
+              "pxfer/remote_tree.hpp", "pxfer/sweep.hpp"}
+HIGHER = {
+    "core": ("net/", "io/", "transfer/", "server/", "client/"),
+    "io": ("transfer/", "server/", "client/"),
+    "transfer": ("server/", "client/"),
+    "server": ("client/",),
+    "client": ("server/",),
+}
+
+cmake = (src / "CMakeLists.txt").read_text()
+match = re.search(r"add_library\(pxfer_core STATIC(.*?)\)", cmake, re.S)
+core = {src / name for name in match.group(1).split() if name.endswith(".cpp")} if match else set()
+
+problems = []
+include = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]', re.M)
+
+
+def public_closure(names):
+    """The include/pxfer headers reached from `names`, following their own includes."""
+    seen, todo = set(), [n for n in names if n.startswith("pxfer/")]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        header = root / "include" / name
+        if header.exists():
+            todo += [n for _, n in include.findall(header.read_text(errors="replace")) if n.startswith("pxfer/")]
+    return seen
+
+
+def layer_of(path):
+    if path in core:
+        return "core"
+    part = path.relative_to(src).parts[0]
+    return {"io": "io", "net": "io", "transfer": "transfer", "server": "server", "client": "client"}.get(part)
+
+
+for path in sorted(src.rglob("*")):
+    if path.suffix not in (".cpp", ".hpp"):
+        continue
+    text = path.read_text(errors="replace")
+    lines = text.count("\n")
+    if lines > 500:
+        problems.append(f"{path.relative_to(root)}: {lines} lines (over 500): split it by responsibility")
+    layer = layer_of(path)
+    if layer is None:
+        continue
+    local_dir = path.parent.relative_to(src).as_posix() + "/"
+    if layer == "core":
+        for name in sorted(public_closure([n for _, n in include.findall(text)]) & IO_HEADERS):
+            problems.append(f"{path.relative_to(root)}: the pure core reaches {name} through its includes")
+    for quote, name in include.findall(text):
+        # A quoted include of a sibling ("connect.hpp") is resolved against its own folder.
+        resolved = local_dir + name if quote == '"' and "/" not in name else name
+        if layer == "core" and (name.startswith("boost/asio") or name in IO_HEADERS):
+            problems.append(f"{path.relative_to(root)}: the pure core includes {name}")
+        for higher in HIGHER[layer]:
+            # A file's own folder is its own layer (a core file in transfer/ includes its header).
+            if resolved.startswith(higher) and local_dir != higher:
+                problems.append(f"{path.relative_to(root)} ({layer}) includes {name} from a higher layer")
+for path in sorted((root / "include").rglob("*.hpp")):
+    lines = path.read_text(errors="replace").count("\n")
+    if lines > 500:
+        problems.append(f"{path.relative_to(root)}: {lines} lines (over 500): split it by responsibility")
+
+if not core:
+    problems.append("src/CMakeLists.txt: no pxfer_core source list found")
+for p in problems:
+    print(p)
+print(f"layers: {len(core)} core sources checked; {len(problems)} problem(s)")
+sys.exit(1 if problems else 0)
