@@ -246,6 +246,7 @@ TEST(Leftovers, LostResultAfterCommitIsASuccess) {
   EXPECT_TRUE(contains(client.err(), "retrying in")) << client.err();
   EXPECT_TRUE(files_equal(local + "/f.bin", root + "/f.bin"));
   EXPECT_LT(proxy.carried_since(retry_first).to_server, 1 * MiB) << "the retry moved the file again";
+  EXPECT_TRUE(contains(server.log(), "a put that committed already")) << server.log();
   EXPECT_EQ(list_dir(root), std::vector<std::string>{"f.bin"});
 }
 
@@ -264,6 +265,7 @@ TEST(Leftovers, RerunTakesOverTheTransferOfADeadClient) {
   ChildProcess first = start_pxfer(first_args);
   ASSERT_TRUE(pump_until(first, 30s, [&] { return moved(first, 12 * MiB); })) << first.out() << first.err();
   proxy.inject_all(Fault::stall);  // the server hears nothing more, not even the close
+  std::this_thread::sleep_for(300ms);  // every pump thread past the write it may have been in
   first.send_signal(SIGKILL);
   first.wait(10s);
   proxy.set_rate(0);
@@ -273,6 +275,7 @@ TEST(Leftovers, RerunTakesOverTheTransferOfADeadClient) {
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_LT(took, 15.0);
   EXPECT_TRUE(contains(again.out, "resumed: ")) << again.out;
+  EXPECT_TRUE(contains(server.log(), "a retry of a running put takes it over")) << server.log();
   EXPECT_TRUE(files_equal(local + "/f.bin", root + "/f.bin"));
   EXPECT_EQ(list_dir(root), std::vector<std::string>{"f.bin"});
 }
