@@ -180,7 +180,7 @@ std::shared_ptr<transfer::Transfer> make_receiver(asio::any_io_executor ex, cons
                                                   std::optional<Error>& refused) {
   const ClientOptions& opt = job.options;
   try {
-    SinkOptions sink{opt.overwrite, opt.resume, opt.sync, ok.block_size, ok.mtime_ns};
+    SinkOptions sink{opt.overwrite, opt.resume, opt.sync, ok.block_size, ok.mtime_ns, opt.partial_max_age.count()};
     // Beneath the directory the user named (get -r): a server's names cannot lead out of it.
     LocalTarget at = local_target(opt.local_root, job.local);
     return transfer::Transfer::receiving(ex, std::make_unique<FileSink>(at.dir, at.path, ok.size, sink), settings);

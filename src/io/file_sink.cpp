@@ -142,8 +142,6 @@ FileSink::FileSink(const Directory& dir, const std::string& path, std::uint64_t 
     if (start_fd_ >= 0) ::close(start_fd_);
     throw;
   }
-  // Held while this sink owns the file: the sweep of stale temporary files leaves it alone.
-  if (fd_ >= 0) ::flock(fd_, LOCK_EX | LOCK_NB);
 }
 
 // The partial file of an earlier attempt, unless a running receiver holds it: --no-resume
@@ -192,6 +190,9 @@ void FileSink::open_temporary() {
     fd_ = ::openat(dir_fd_, temp_name_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
     if (fd_ < 0 && errno != EEXIST) break;
   }
+  // Held while this sink owns the file, from its creation on: a sweep of stale temporary files
+  // (which has no journal to ask here) leaves it alone however long preallocation takes.
+  if (fd_ >= 0) ::flock(fd_, LOCK_EX | LOCK_NB);
   if (fd_ < 0) {
     int err = errno;
     temp_name_.clear();

@@ -34,6 +34,9 @@ class TransferRegistry {
     std::int64_t mtime_ns = 0;
     std::uint8_t checksum_algo = 0;
     std::string checksum;
+    // The file as the commit left it: a file replaced or rewritten since is not this transfer's.
+    std::uint64_t inode = 0;
+    std::int64_t file_mtime_ns = 0;
   };
   // A put running under `id` (weakly held: it ends as it would).
   void add_running(const wire::Token& id, const std::string& owner, std::weak_ptr<transfer::Transfer> t);

@@ -104,12 +104,30 @@ std::shared_ptr<transfer::Transfer> TransferService::committed_again(const wire:
     return nullptr;
   }
   struct stat st {};
-  bool same = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) == c->size;
+  bool same = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) == c->size &&
+              st.st_ino == c->inode && st.st_mtim.tv_sec * 1'000'000'000LL + st.st_mtim.tv_nsec == c->file_mtime_ns;
   ::close(fd);
   if (!same) return nullptr;
   transfer::Settings settings = transfer::server_settings(open, transfer::ServerPolicy{options_.attach_timeout}, caps);
   spdlog::info("path={} a retry of a put that committed already: answered from its record", open.path);
   return transfer::Transfer::already_committed(ex, settings, c->size, c->checksum);
+}
+
+void TransferService::remember_commit(const wire::Open& open, const std::string& owner, std::uint64_t size,
+                                      const std::string& checksum) {
+  TransferRegistry::Committed c{owner, size, open.mtime_ns, open.checksum, checksum};
+  try {
+    int fd = root_.open_file(open.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    struct stat st {};
+    if (::fstat(fd, &st) == 0) {
+      c.inode = st.st_ino;
+      c.file_mtime_ns = st.st_mtim.tv_sec * 1'000'000'000LL + st.st_mtim.tv_nsec;
+    }
+    ::close(fd);
+  } catch (const Error&) {
+    return;  // gone already: nothing a retry could be answered with
+  }
+  registry_.add_committed(open.transfer_id, std::move(c));
 }
 
 // OPEN_OK, with the granted stream count and the server's load for a client that understands them.
@@ -226,8 +244,7 @@ net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> con
   }
   registry_.remove(token);
   if (has_id) registry_.remove_running(open.transfer_id, t.get());
-  if (has_id && !failure)
-    registry_.add_committed(open.transfer_id, TransferRegistry::Committed{owner, t->file_size(), open.mtime_ns, open.checksum, checksum});
+  if (has_id && !failure) remember_commit(open, owner, t->file_size(), checksum);
   TransferAccount a = account_of(*conn, open, who, &token);
   a.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   a.rate_mbps = a.seconds > 0 ? static_cast<double>(t->bytes_moved()) / a.seconds / 1e6 : 0;

@@ -45,6 +45,8 @@ class TransferService {
   // block present whose COMMIT is answered from the record, or null when there is none.
   std::shared_ptr<transfer::Transfer> committed_again(const wire::Open& open, const std::string& owner,
                                                       std::uint64_t caps, boost::asio::any_io_executor ex);
+  // Records a put that committed under a transfer id, with its file as it is now.
+  void remember_commit(const wire::Open& open, const std::string& owner, std::uint64_t size, const std::string& checksum);
   wire::Message open_ok_for(const wire::Token& token, const transfer::Transfer& t, const wire::Open& open,
                             std::uint64_t caps) const;
 

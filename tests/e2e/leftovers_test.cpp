@@ -225,6 +225,29 @@ TEST(Leftovers, NoResumeTemporaryOfAKilledServerIsSwept) {
   EXPECT_TRUE(poll_until(5s, [&] { return hidden_temporaries(root).empty(); })) << "left: " << hidden_temporaries(root).size();
 }
 
+// 16.3, client side: a get killed during --no-resume leaves a temporary file without a journal in
+// the client's directory; the next get into that directory removes it once older than
+// --partial-max-age.
+TEST(Leftovers, NoResumeTemporaryOfAKilledGetIsSweptByTheNextGet) {
+  TempDir dir;
+  std::string root = dir.subdir("root"), local = dir.subdir("local");
+  make_file(root + "/f.bin", 16 * MiB, 1617);
+  ServerProcess server(root);
+  FaultProxy proxy(server.port());
+  proxy.set_rate(2 * MiB);
+  ChildProcess client = start_pxfer({"get", via(proxy, "f.bin"), local + "/f.bin", "--no-resume", "--perf-interval", "0.1"});
+  ASSERT_TRUE(pump_until(client, 30s, [&] { return moved(client, 2 * MiB); })) << client.out() << client.err();
+  client.send_signal(SIGKILL);
+  client.wait(10s);
+  ASSERT_EQ(hidden_temporaries(local).size(), 1u);
+  std::this_thread::sleep_for(1500ms);
+  proxy.set_rate(0);
+  RunResult again = run_pxfer("get", via(proxy, "f.bin"), local + "/f.bin", "--partial-max-age", "1s");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_TRUE(files_equal(root + "/f.bin", local + "/f.bin"));
+  EXPECT_EQ(list_dir(local), std::vector<std::string>{"f.bin"});
+}
+
 // 16.4: the server committed the file but its RESULT never reached the client: the retry finds the
 // same transfer committed (same id, size and checksum) and reports success, moving nothing again.
 TEST(Leftovers, LostResultAfterCommitIsASuccess) {
@@ -264,6 +287,7 @@ TEST(Leftovers, RerunTakesOverTheTransferOfADeadClient) {
   for (const char* a : {"--perf-interval", "0.1"}) first_args.emplace_back(a);
   ChildProcess first = start_pxfer(first_args);
   ASSERT_TRUE(pump_until(first, 30s, [&] { return moved(first, 12 * MiB); })) << first.out() << first.err();
+  ASSERT_TRUE(pump_until(first, 30s, [&] { return journaled_blocks(root, "f.bin") >= 2; })) << first.err();
   proxy.inject_all(Fault::stall);  // the server hears nothing more, not even the close
   std::this_thread::sleep_for(300ms);  // every pump thread past the write it may have been in
   first.send_signal(SIGKILL);
