@@ -23,6 +23,7 @@ inline const HelpLayout& transfer_layout() {
       {"perf-interval", {o, "SECONDS"}}, {"stream-stats", {o, ""}}, {"json", {o, ""}}, {"quiet", {o, ""}},
       {"verbose", {o, ""}}, {"report", {o, "FILE.html"}}, {"rate-lines", {o, ""}},
       {"stall-timeout", {r, "DURATION"}}, {"no-resume", {r, ""}}, {"sync", {r, ""}}, {"retries", {r, "N"}},
+      {"partial-max-age", {r, "DURATION"}},
       {"ca", {s, "FILE"}}, {"fingerprint", {s, "sha256:HEX"}}, {"known-hosts", {s, "FILE"}},
       {"token-file", {s, "FILE"}}, {"cert", {s, "FILE"}}, {"key", {s, "FILE"}}, {"encrypt", {s, ""}},
       {"recursive", {m, ""}}, {"from-file", {m, "FILE"}}, {"concurrency", {m, "N"}}, {"auto", {m, ""}},

@@ -49,6 +49,7 @@ struct CommonArgs {
   unsigned retries = 0;
   bool sync = false;
   bool encrypt = false;
+  std::string partial_max_age = "7d";
   std::string report;       // --report FILE.html
   bool rate_lines = false;  // gridftp lines even on a terminal
 };
@@ -128,6 +129,10 @@ void add_common(CLI::App& cmd, CommonArgs& a) {
                  "replace a data stream that hears nothing from the peer this long (30s, 2m, 500ms)")
       ->capture_default_str();
   cmd.add_flag("--no-resume", a.no_resume, "discard a partial file an interrupted attempt left and start over");
+  cmd.add_option("--partial-max-age", a.partial_max_age,
+                 "a get removes temporary files older than this that interrupted transfers left in its destination "
+                 "directory (1s to 366d)")
+      ->capture_default_str();
   cmd.add_option("--retries", a.retries,
                  "further attempts of a file that failed on the network, the protocol or its checksum, each resuming "
                  "what arrived; pauses of 1 s, 2 s, 4 s ... (+-50 %, at most 1 min); never after a refusal, a missing "
@@ -185,6 +190,10 @@ ClientOptions to_options(const CommonArgs& a) {
   if (!stall || stall->count() < 500 || stall->count() > 3'600'000)
     throw Error(Errc::usage, "--stall-timeout " + a.stall_timeout + ": use a duration from 500ms to 1h (e.g. 30s, 2m)");
   o.stall_timeout = *stall;
+  auto max_age = parse_duration(a.partial_max_age);
+  if (!max_age || max_age->count() < 1000 || max_age->count() > 366LL * 24 * 3600 * 1000)
+    throw Error(Errc::usage, "--partial-max-age " + a.partial_max_age + ": use a duration from 1s to 366d (e.g. 12h, 7d)");
+  o.partial_max_age = std::chrono::duration_cast<std::chrono::seconds>(*max_age);
   o.resume = !a.no_resume;
   o.sync = a.sync;
   o.encrypt = a.encrypt;

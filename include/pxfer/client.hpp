@@ -52,6 +52,9 @@ struct ClientOptions {
   // A get writes only beneath this directory, through its descriptor, following no symlink
   // (get -r: the target the user named; the server chose the names below it). "" = as typed.
   std::string local_root;
+  // A get first removes temporary files that interrupted gets left in its destination directory
+  // once they are older than this and no running transfer holds them (--partial-max-age).
+  std::chrono::seconds partial_max_age{7 * 24 * 3600};
 };
 
 // Credentials and trust: set by the CLI (set_client_security) before any transfer; each session

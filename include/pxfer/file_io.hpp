@@ -1,6 +1,7 @@
 #pragma once
 // Files at both ends of a transfer: the source read at offsets, and the sink written at offsets
 // into a preallocated temporary file that only becomes the final name after it was verified.
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -100,6 +101,8 @@ struct SinkOptions {
   // Lab only (pxferd --emulate-disk-rate): every write waits its turn in this byte-per-second
   // bucket, shared by all the server's sinks as a slow disk is shared by all its transfers.
   RatePacer* write_pacer = nullptr;
+  // A claimed size over this is refused before anything is allocated (pxferd --max-file-size); 0 = none.
+  std::uint64_t max_file_size = 0;
 };
 
 class FileSink {
@@ -135,6 +138,8 @@ class FileSink {
   bool resuming() const { return journal_ != nullptr; }
 
  private:
+  void check_space(const SinkOptions& options) const;
+  void check_directory() const;
   void open_partial(const SinkOptions& options);
   void discard_partial() noexcept;
   void open_temporary();
@@ -151,6 +156,11 @@ class FileSink {
   bool committed_ = false;
   bool abandoned_ = false;
   std::unique_ptr<ResumeJournal> journal_;
+  // To notice a destination directory removed or renamed during the transfer: the directory the
+  // path started from, and the parent's name relative to it.
+  int start_fd_ = -1;
+  std::string parent_;
+  std::atomic<std::uint64_t> blocks_written_{0};  // read by abandon() on another thread
 };
 
 }  // namespace pxfer

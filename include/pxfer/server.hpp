@@ -50,6 +50,9 @@ struct ServerOptions {
   // Lab only: all file writes of the server together paced to this many bytes a second, as a
   // slow disk shared by every transfer would (bench/experiments.sh f); 0 = off.
   std::uint64_t emulate_disk_rate = 0;
+  // A put that claims more bytes than this is refused before anything is allocated; 0 = no limit
+  // (the destination's free space still bounds it).
+  std::uint64_t max_file_size = 0;
 };
 
 class Server {

@@ -63,8 +63,12 @@ enum Capability : std::uint64_t {
   cap_block_acks = 1u << 0,
   cap_admission = 1u << 1,  // OPEN_OK carries the granted stream count and the server's load
   cap_on_control = 1u << 2,  // OPEN may carry open_on_control
+  // Both ends send PING on the control connection every heartbeat (at most a second apart) while
+  // a transfer runs, so the sender too can tell a frozen receiver or a dead path from a slow disk;
+  // and OPEN may carry a transfer id (Open::transfer_id).
+  cap_heartbeat = 1u << 3,
 };
-inline constexpr std::uint64_t our_capabilities = cap_block_acks | cap_admission | cap_on_control;
+inline constexpr std::uint64_t our_capabilities = cap_block_acks | cap_admission | cap_on_control | cap_heartbeat;
 
 enum class Direction : std::uint8_t { put = 1, get = 2 };
 enum OpenFlags : std::uint32_t {
@@ -125,6 +129,10 @@ struct Open {
   std::uint8_t compress_level = 0;
   std::int64_t mtime_ns = 0;            // the source's mtime, for a put: with size, what a resume must match
   std::uint32_t stall_timeout_ms = 0;   // a data stream without progress this long is replaced; 0 = default
+  // Optional trailing field: an id the client draws once per file and keeps across its retries, so
+  // the server can tell a retry of a transfer it already committed (or still runs) from a new one.
+  bool has_transfer_id = false;
+  Token transfer_id{};
 };
 struct OpenOk {
   Token token{};

@@ -8,11 +8,50 @@
 #include <spdlog/spdlog.h>
 
 #include "net/frame_io.hpp"
+#include "net/race.hpp"
 #include "pxfer/retry.hpp"
 
 namespace pxfer {
 
 namespace asio = boost::asio;
+
+namespace {
+
+// Connect, TLS (with --encrypt), ATTACH and its answer: every wait has a deadline, since a stopped
+// pxferd still completes TCP handshakes from its kernel's backlog but never answers.
+net::awaitable<std::shared_ptr<net::Connection>> attach_stream(std::shared_ptr<transfer::Transfer> t, std::uint16_t index,
+                                                               wire::Token token, std::shared_ptr<const ControlLink> link,
+                                                               ClientOptions opt) {
+  auto ex = co_await asio::this_coro::executor;
+  auto& stats = t->stream(index);
+  auto socket = co_await connect_socket(ex, link->data_endpoints, t->settings().tuning, opt.connect_timeout,
+                                        link->authority, &stats.local);
+  std::shared_ptr<net::Connection> conn = co_await open_data_connection(socket, opt.encrypt, *link);
+  wire::Message attach = wire::Attach{token, index};
+  co_await net::send_message(*conn, attach);
+  const auto limit = std::max(t->settings().stall_timeout, std::chrono::milliseconds(1000));
+  auto reply = co_await net::read_message_within(*conn, limit);
+  if (!reply)
+    throw Error(Errc::network, "pxferd at " + link->authority + " did not answer ATTACH of stream " +
+                                   std::to_string(index) + " within " + std::to_string(limit.count() / 1000) + " s");
+  auto ok = net::expect<wire::AttachOk>(std::move(*reply), link->authority);
+  stats.remote.requested = opt.window;
+  stats.remote.sndbuf = ok.sndbuf;
+  stats.remote.rcvbuf = ok.rcvbuf;
+  co_return conn;
+}
+
+// Ends once the transfer is over (finished or failed), so a stream still connecting or waiting
+// for ATTACH_OK is abandoned at once instead of holding the client until its deadline.
+net::awaitable<void> until_over(std::shared_ptr<transfer::Transfer> t) {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  while (!t->over()) {
+    timer.expires_after(std::chrono::milliseconds(100));
+    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+  }
+}
+
+}  // namespace
 
 // A connection that breaks or stalls is replaced after a growing pause (its blocks went to the
 // other streams meanwhile); once the policy's retries are spent in a row the slot is given up,
@@ -26,16 +65,9 @@ net::awaitable<void> run_data_stream(std::shared_ptr<transfer::Transfer> t, std:
     bool moved = false;
     try {
       auto& stats = t->stream(index);
-      auto socket = co_await connect_socket(ex, link->data_endpoints, t->settings().tuning, opt.connect_timeout,
-                                            link->authority, &stats.local);
-      std::shared_ptr<net::Connection> conn = co_await open_data_connection(socket, opt.encrypt, *link);
-      wire::Message attach = wire::Attach{token, index};
-      co_await net::send_message(*conn, attach);
-      wire::Message reply = co_await net::read_message(*conn);
-      auto ok = net::expect<wire::AttachOk>(std::move(reply), conn->peer());
-      stats.remote.requested = opt.window;
-      stats.remote.sndbuf = ok.sndbuf;
-      stats.remote.rcvbuf = ok.rcvbuf;
+      auto attached = co_await net::first_of(attach_stream(t, index, token, link, opt), until_over(t));
+      if (!attached) co_return;  // the transfer ended meanwhile
+      std::shared_ptr<net::Connection> conn = std::move(*attached);
       if (!t->claim_stream(index, conn)) co_return;  // the transfer ended meanwhile
       spdlog::debug("stream {} attached: local {}, server {}", index, describe(stats.local), describe(stats.remote));
       moved = true;
@@ -54,8 +86,12 @@ net::awaitable<void> run_data_stream(std::shared_ptr<transfer::Transfer> t, std:
     }
     const auto pause = policy.delay_before(failures + 1, 0.5);
     spdlog::debug("stream {}: {}; reconnecting in {} ms", index, failure->what(), pause.count());
-    asio::steady_timer timer(ex, pause);
-    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    // In slices, so an interrupted or failed transfer does not keep the client for the pause.
+    asio::steady_timer timer(ex);
+    for (auto until = Clock::now() + pause; Clock::now() < until && !t->over();) {
+      timer.expires_after(std::min<Clock::duration>(until - Clock::now(), std::chrono::milliseconds(100)));
+      co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
     if (t->over()) co_return;
   }
 }

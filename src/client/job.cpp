@@ -1,5 +1,6 @@
 #include "job.hpp"
 
+#include <openssl/sha.h>
 #include <unistd.h>
 
 #include <boost/asio/co_spawn.hpp>
@@ -8,6 +9,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 
@@ -84,41 +86,51 @@ std::string congestion_of_stream(transfer::Transfer& t) {
   return name;
 }
 
-// Ctrl-C or a kill ends the transfer through its normal failure path, so the receiver's temporary
-// file is removed instead of left behind. Installed when the job starts; the handler runs on the
+// Ctrl-C or a kill ends the job within a second whatever it waits for (resolve, connect, TLS,
+// OPEN, data): the transfer fails through its normal path, so the receiver's temporary file is
+// removed or kept for a resume as the retry table says, and the control connection is closed so
+// that no read on it outlives the signal. wait() runs beside the job (net::first_of), on the
 // job's strand, so it never races the job's own code.
 class InterruptGuard {
  public:
-  explicit InterruptGuard(asio::any_io_executor ex) : signals_(ex, SIGINT, SIGTERM) {
-    signals_.async_wait([this](const boost::system::error_code& ec, int signo) {
-      if (ec) return;
-      error_ = Error(Errc::interrupted, std::string("interrupted by ") + (signo == SIGINT ? "SIGINT" : "SIGTERM") +
-                                            "; nothing was kept under the destination name (run the same command "
-                                            "again to resume)");
-      if (transfer_) transfer_->fail(*error_);
-    });
-  }
-  // From now on a signal fails `t`; one that came earlier fails it at once.
-  void watch(std::shared_ptr<transfer::Transfer> t) {
-    transfer_ = std::move(t);
-    if (error_) transfer_->fail(*error_);
-  }
-  void stop() {
-    boost::system::error_code ignored;
-    signals_.cancel(ignored);
+  InterruptGuard(asio::any_io_executor ex, std::optional<ControlLink>& link) : signals_(ex, SIGINT, SIGTERM), link_(link) {}
+  // From now on a signal fails `t`.
+  void watch(std::shared_ptr<transfer::Transfer> t) { transfer_ = std::move(t); }
+  // Returns when cancelled (the job ended first); throws Error(interrupted) on a signal.
+  awaitable<void> wait() {
+    auto [ec, signo] = co_await signals_.async_wait(net::use_tuple);
+    if (ec) co_return;
+    Error error(Errc::interrupted, std::string("interrupted by ") + (signo == SIGINT ? "SIGINT" : "SIGTERM") +
+                                       "; nothing was kept under the destination name (run the same command "
+                                       "again to resume)");
+    if (transfer_) transfer_->fail(error);
+    if (link_ && link_->connection) link_->connection->close();
+    throw error;
   }
 
  private:
   asio::signal_set signals_;
+  std::optional<ControlLink>& link_;
   std::shared_ptr<transfer::Transfer> transfer_;
-  std::optional<Error> error_;
 };
 
 // The reply to OPEN: QUEUED frames while the server holds the transfer in line, and heartbeats
 // left over from the previous transfer on a reused control connection, are passed over.
-awaitable<wire::Message> read_open_reply(net::Connection& control, ProgressListener* listener) {
+// With a `deadline` (OPEN), each frame must come within it: QUEUED comes about once a second, so
+// only a server that stopped answering misses it.
+awaitable<wire::Message> read_open_reply(net::Connection& control, ProgressListener* listener,
+                                         std::chrono::milliseconds deadline, const std::string& far_end) {
   for (;;) {
-    wire::Message reply = co_await net::read_message(control);
+    wire::Message reply;
+    if (deadline.count() > 0) {
+      auto within = co_await net::read_message_within(control, deadline);
+      if (!within)
+        throw Error(Errc::network, far_end + " stopped answering: no reply to OPEN within " +
+                                       std::to_string(deadline.count() / 1000) + " s");
+      reply = std::move(*within);
+    } else {
+      reply = co_await net::read_message(control);
+    }
     if (std::holds_alternative<wire::Ping>(reply) || std::holds_alternative<wire::Pong>(reply)) continue;
     auto* queued = std::get_if<wire::Queued>(&reply);
     if (!queued) co_return reply;
@@ -130,12 +142,14 @@ awaitable<wire::Message> read_open_reply(net::Connection& control, ProgressListe
 // closed by the server meanwhile (its idle timeout, a restart): then one fresh connection is
 // opened and the request sent again (RetryScope::connection); nothing was started on the old one.
 awaitable<wire::Message> ask(std::optional<ControlLink>& link, bool reused, const wire::Message& request, const Url& remote,
-                             std::chrono::milliseconds connect_timeout, ProgressListener* listener) {
+                             std::chrono::milliseconds connect_timeout, ProgressListener* listener,
+                             std::chrono::milliseconds deadline = {}) {
   for (;;) {
     std::optional<Error> stale;
     try {
+      const std::string far_end = "pxferd at " + link->authority;  // named: g++ 12 and temporaries across co_await
       co_await net::send_message(*link->connection, request);
-      co_return co_await read_open_reply(*link->connection, listener);
+      co_return co_await read_open_reply(*link->connection, listener, deadline, far_end);
     } catch (const Error& e) {
       if (!reused || !retryable(e.code(), RetryScope::connection)) throw;
       stale = e;
@@ -166,7 +180,7 @@ std::shared_ptr<transfer::Transfer> make_receiver(asio::any_io_executor ex, cons
                                                   std::optional<Error>& refused) {
   const ClientOptions& opt = job.options;
   try {
-    SinkOptions sink{opt.overwrite, opt.resume, opt.sync, ok.block_size, ok.mtime_ns};
+    SinkOptions sink{opt.overwrite, opt.resume, opt.sync, ok.block_size, ok.mtime_ns, opt.partial_max_age.count()};
     // Beneath the directory the user named (get -r): a server's names cannot lead out of it.
     LocalTarget at = local_target(opt.local_root, job.local);
     return transfer::Transfer::receiving(ex, std::make_unique<FileSink>(at.dir, at.path, ok.size, sink), settings);
@@ -240,12 +254,50 @@ awaitable<void> run_request(std::optional<ControlLink>& link, const Url& remote,
   reply = co_await ask(link, reused, request, remote, connect_timeout, nullptr);
 }
 
-awaitable<void> run_job(asio::io_context& ioc, Job& job, std::optional<ControlLink>& link, bool& link_clean,
-                        std::shared_ptr<ClientTrust> trust) {
+namespace {
+
+// The transfer's id: the same for every retry of this job and for a rerun of the same command on
+// this host (the source's size and mtime included), so the server can tell a retry of a put it
+// committed already, or of one still running there for a client that died, from a new transfer.
+wire::Token transfer_id_of(const Job& job, const std::optional<transfer::SourceFacts>& facts) {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  std::error_code ec;
+  std::string local = std::filesystem::absolute(job.local, ec).lexically_normal().string();
+  std::string text = std::string("pxfer transfer id\n") + host + '\n' + (job.direction == Direction::put ? "put" : "get") +
+                     '\n' + local + '\n' + job.remote.to_string() + '\n';
+  if (facts) text += std::to_string(facts->size) + '\n' + std::to_string(facts->mtime_ns) + '\n';
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  ::SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
+  wire::Token id{};
+  std::copy_n(digest, id.size(), id.begin());
+  return id;
+}
+
+// OPEN and its answer; the reply is OPEN_OK (an ERROR becomes the server's refusal).
+awaitable<wire::OpenOk> open_transfer(Job& job, std::optional<ControlLink>& link, bool& link_clean,
+                                      std::shared_ptr<ClientTrust> trust, const std::optional<transfer::SourceFacts>& facts,
+                                      wire::Message& open_message) {
+  const ClientOptions& opt = job.options;
+  const bool reused = co_await control_to(link, job.remote, opt.connect_timeout, std::move(trust));
+  open_message = transfer::make_open(job.direction, opt, link->hello, facts, job.remote.path);
+  auto& open = std::get<wire::Open>(open_message);
+  open.has_transfer_id = (link->hello.capabilities & wire::cap_heartbeat) != 0;  // an older server refuses it
+  open.transfer_id = transfer_id_of(job, facts);
+  const auto deadline = std::max(opt.stall_timeout, opt.connect_timeout);
+  wire::Message reply = co_await ask(link, reused, open_message, job.remote, opt.connect_timeout, job.listener, deadline);
+  // A refusal (not found, exists, permission) leaves the server's session ready for the next OPEN.
+  link_clean = std::holds_alternative<wire::ErrorMsg>(reply);
+  auto ok = net::expect<wire::OpenOk>(std::move(reply), link->connection->peer());
+  link_clean = false;
+  co_return ok;
+}
+
+awaitable<void> run_job_body(asio::io_context& ioc, Job& job, std::optional<ControlLink>& link, bool& link_clean,
+                             std::shared_ptr<ClientTrust> trust, InterruptGuard& interrupted) {
   const ClientOptions& opt = job.options;
   link_clean = false;
   auto ex = co_await asio::this_coro::executor;
-  InterruptGuard interrupted(ex);
   Directory cwd = Directory::current();
   std::optional<FileSource> source;
   std::optional<transfer::SourceFacts> facts;
@@ -256,16 +308,11 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job, std::optional<ControlLi
     throw Error(Errc::exists, job.local + ": destination exists; use --overwrite to replace it");
   }
 
-  const bool reused = co_await control_to(link, job.remote, opt.connect_timeout, std::move(trust));
-  wire::Message open_message = transfer::make_open(job.direction, opt, link->hello, facts, job.remote.path);
+  wire::Message open_message;
+  wire::OpenOk ok = co_await open_transfer(job, link, link_clean, std::move(trust), facts, open_message);
   const auto& open = std::get<wire::Open>(open_message);
-  wire::Message reply = co_await ask(link, reused, open_message, job.remote, opt.connect_timeout, job.listener);
-  // A refusal (not found, exists, permission) leaves the server's session ready for the next OPEN.
-  link_clean = std::holds_alternative<wire::ErrorMsg>(reply);
   std::shared_ptr<net::Connection> control = link->connection;
-  auto ok = net::expect<wire::OpenOk>(std::move(reply), control->peer());
-  link_clean = false;
-  const transfer::ClientPlan plan = transfer::client_plan(opt, open, ok);
+  const transfer::ClientPlan plan = transfer::client_plan(opt, open, ok, link->hello.capabilities);
   spdlog::debug("server accepted {} of {}: {} bytes, block {}, {} streams", job.direction == Direction::put ? "put" : "get",
                 job.remote.path, ok.size, ok.block_size, plan.settings.streams);
 
@@ -277,12 +324,13 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job, std::optional<ControlLi
     co_await net::send_error_quietly(*control, *refused);
     throw *refused;
   }
+  t->set_far_end("pxferd at " + link->authority);
+  interrupted.watch(t);
   co_await t->exchange_have(*control);
   if (job.listener) t->on_stream_event([listener = job.listener](const std::string& text) { listener->on_stream_event(text); });
   start_summary(job, *t, *link, plan, ok);
   if (job.listener) job.listener->on_start(job.summary);
 
-  interrupted.watch(t);
   const auto start = Clock::now();
   Progress progress(*t, opt.stream_stats, start);
   std::optional<Error> failure;
@@ -291,7 +339,6 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job, std::optional<ControlLi
   } catch (const Error& e) {
     failure = e;
   }
-  interrupted.stop();
   if (failure) {
     t->fail(*failure);
     co_await net::send_error_quietly(*control, *failure);
@@ -299,6 +346,15 @@ awaitable<void> run_job(asio::io_context& ioc, Job& job, std::optional<ControlLi
   }
   link_clean = true;
   finish_summary(job, *t, progress, start);
+}
+
+}  // namespace
+
+awaitable<void> run_job(asio::io_context& ioc, Job& job, std::optional<ControlLink>& link, bool& link_clean,
+                        std::shared_ptr<ClientTrust> trust) {
+  auto ex = co_await asio::this_coro::executor;
+  InterruptGuard interrupted(ex, link);
+  co_await net::first_of(run_job_body(ioc, job, link, link_clean, std::move(trust), interrupted), interrupted.wait());
 }
 
 }  // namespace pxfer

@@ -3,14 +3,16 @@
 #include <unistd.h>
 
 #include <sys/file.h>
+#include <sys/statvfs.h>
 
 #include <cerrno>
 #include <thread>
 #include <cstdio>
 #include <mutex>
 #include <random>
-#include <set>
+#include <map>
 
+#include "pxfer/clock.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/file_io.hpp"
 
@@ -34,24 +36,87 @@ std::string random_suffix() {
 }  // namespace
 
 namespace {
-// Abandoned partial files are looked for once per directory and process: a batch of 10,000 files
-// into one directory must not scan it 10,000 times.
-void remove_stale_once(int dir_fd, std::int64_t max_age) {
+// Abandoned temporary files are looked for before a transfer into a directory, at most once a
+// minute per directory: a batch of 10,000 files into one directory must not scan it 10,000
+// times, and a long-lived pxferd must still find what a crash left there later.
+void remove_stale_now_and_then(int dir_fd, std::int64_t max_age) {
   static std::mutex mutex;
-  static std::set<std::pair<dev_t, ino_t>> seen;
+  static std::map<std::pair<dev_t, ino_t>, Clock::time_point> last;
   struct stat st {};
   if (::fstat(dir_fd, &st) != 0) return;
+  const auto now = Clock::now();
   {
     std::lock_guard lock(mutex);
-    if (!seen.insert({st.st_dev, st.st_ino}).second) return;
+    auto [it, fresh] = last.try_emplace({st.st_dev, st.st_ino}, now);
+    if (!fresh && now - it->second < std::chrono::minutes(1)) return;
+    it->second = now;
+    if (last.size() > 100000) last.clear();  // bounded: forgetting only costs a scan
   }
   remove_stale_partials(dir_fd, max_age);
 }
+
+constexpr std::uint64_t MiB = 1024 * 1024;
+
+std::string size_text(std::uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / static_cast<double>(MiB));
+  return text;
+}
 }  // namespace
+
+// The claimed size is checked before anything is allocated or created: against --max-file-size
+// and against the free space of the destination's file system (the data file, its journal, less
+// what a partial file of an earlier attempt that is picked up again already holds). A claim of
+// 1 PiB is refused here, in microseconds, before the journal or the block plan exists.
+void FileSink::check_space(const SinkOptions& options) const {
+  if (options.max_file_size > 0 && size_ > options.max_file_size)
+    throw Error(Errc::usage, path_ + ": " + std::to_string(size_) + " bytes is over this server's --max-file-size of " +
+                                 std::to_string(options.max_file_size) + " bytes");
+  const bool journaled = options.resume && size_ > options.block_size;
+  std::uint64_t needed = size_;
+  if (journaled) needed += ResumeJournal::bytes_for(ResumeIdentity{size_, options.block_size, options.source_mtime_ns});
+  std::uint64_t held = 0;
+  struct stat st {};
+  const std::string partial = "." + leaf_ + partial_suffix;
+  if (journaled && ::fstatat(dir_fd_, partial.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+      static_cast<std::uint64_t>(st.st_size) == size_)
+    held = static_cast<std::uint64_t>(st.st_blocks) * 512;
+  struct statvfs vfs {};
+  if (::fstatvfs(dir_fd_, &vfs) != 0) return;  // cannot tell: preallocation will
+  const std::uint64_t free_bytes = static_cast<std::uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+  if (needed > free_bytes + held)
+    throw Error(Errc::local_io, "cannot allocate " + std::to_string(size_) + " bytes for " + path_ + ": " +
+                                    errno_text(ENOSPC) + " (" + size_text(needed) + " needed, " +
+                                    size_text(free_bytes + held) + " free; free some space or choose another destination)");
+}
+
+// A destination directory removed or renamed while the blocks move is noticed at the next block
+// (with the journal write), not after every byte has moved: its hidden file could never be
+// renamed into place where the user asked.
+void FileSink::check_directory() const {
+  struct stat now {}, named {};
+  if (::fstat(dir_fd_, &now) != 0) return;
+  bool gone = now.st_nlink == 0;
+  if (!gone && start_fd_ >= 0)
+    gone = ::fstatat(start_fd_, parent_.c_str(), &named, 0) != 0 || named.st_dev != now.st_dev || named.st_ino != now.st_ino;
+  if (gone)
+    throw Error(Errc::not_found, path_ + ": the destination directory was removed or renamed during the transfer; "
+                                         "nothing was kept (create it again and rerun)");
+  if (::faccessat(dir_fd_, ".", W_OK, AT_EACCESS) != 0 && errno != ENOSYS)
+    throw Error(Errc::permission, path_ + ": the destination directory became unwritable during the transfer (" +
+                                      errno_text(errno) + ")");
+}
 
 FileSink::FileSink(const Directory& dir, const std::string& path, std::uint64_t size, const SinkOptions& options)
     : path_(path), size_(size), overwrite_(options.overwrite), sync_(options.sync), write_pacer_(options.write_pacer) {
   dir_fd_ = dir.open_parent(path, leaf_);
+  start_fd_ = ::fcntl(dir.fd(), F_DUPFD_CLOEXEC, 0);
+  {
+    std::string p = path;
+    while (p.size() > 1 && p.back() == '/') p.pop_back();
+    auto slash = p.rfind('/');
+    parent_ = slash == std::string::npos ? "." : (slash == 0 ? "/" : p.substr(0, slash));
+  }
   try {
     struct stat st {};
     if (::fstatat(dir_fd_, leaf_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
@@ -59,7 +124,8 @@ FileSink::FileSink(const Directory& dir, const std::string& path, std::uint64_t 
         throw Error(Errc::exists, path + ": destination is a directory; name a file inside it or end the destination with '/'");
       if (!overwrite_) throw Error(Errc::exists, path + ": destination exists; use --overwrite to replace it");
     }
-    remove_stale_once(dir_fd_, options.stale_after_seconds);
+    remove_stale_now_and_then(dir_fd_, options.stale_after_seconds);
+    check_space(options);
     // A file of one block has nothing to resume part of: no journal (a file created, locked and
     // removed per small file), and any partial of an earlier attempt is discarded.
     if (options.resume && size_ > options.block_size) {
@@ -73,6 +139,7 @@ FileSink::FileSink(const Directory& dir, const std::string& path, std::uint64_t 
     abandon(false);
     if (fd_ >= 0) ::close(fd_);
     ::close(dir_fd_);  // the destructor does not run for a constructor that throws
+    if (start_fd_ >= 0) ::close(start_fd_);
     throw;
   }
 }
@@ -123,6 +190,9 @@ void FileSink::open_temporary() {
     fd_ = ::openat(dir_fd_, temp_name_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
     if (fd_ < 0 && errno != EEXIST) break;
   }
+  // Held while this sink owns the file, from its creation on: a sweep of stale temporary files
+  // (which has no journal to ask here) leaves it alone however long preallocation takes.
+  if (fd_ >= 0) ::flock(fd_, LOCK_EX | LOCK_NB);
   if (fd_ < 0) {
     int err = errno;
     temp_name_.clear();
@@ -142,11 +212,14 @@ FileSink::~FileSink() {
   if (!committed_) abandon(true);
   if (fd_ >= 0) ::close(fd_);
   if (dir_fd_ >= 0) ::close(dir_fd_);
+  if (start_fd_ >= 0) ::close(start_fd_);
 }
 
 void FileSink::block_written(std::size_t index, std::uint32_t adler) {
   if (sync_ && ::fdatasync(fd_) != 0) throw_io("cannot flush", path_, errno);
+  check_directory();
   if (journal_) journal_->record(index, adler);
+  ++blocks_written_;
 }
 
 void FileSink::write_at(std::uint64_t offset, std::span<const std::uint8_t> data) {
@@ -193,7 +266,9 @@ void FileSink::commit() {
 void FileSink::abandon(bool keep_for_resume) noexcept {
   if (committed_ || abandoned_ || temp_name_.empty() || dir_fd_ < 0) return;
   abandoned_ = true;
-  if (keep_for_resume && journal_) return;  // stays, hidden, for the next attempt
+  // Stays, hidden, for the next attempt, unless it holds nothing yet: a put that never delivered
+  // a block must not keep its preallocated space.
+  if (keep_for_resume && journal_ && (blocks_written_ > 0 || journal_->recorded_count() > 0)) return;
   ::unlinkat(dir_fd_, temp_name_.c_str(), 0);
   if (journal_) journal_->remove();
 }

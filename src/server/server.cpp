@@ -12,6 +12,9 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -25,6 +28,7 @@
 #include "pxfer/clock.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/file_io.hpp"
+#include "pxfer/resume_journal.hpp"
 #include "transfer_service.hpp"
 
 namespace pxfer {
@@ -44,6 +48,22 @@ struct Server::Impl {
     // Refuse to serve without client authentication before the port is bound.
     auth.check_policy(options.listen.host.empty() ? "::" : options.listen.host);
     listener.emplace(ioc, options, stopping, metrics);
+  }
+
+  // Temporary files that crashed receivers left anywhere below the export root go once older
+  // than --partial-max-age: at start, then every half of that age (at least a second apart, at
+  // most an hour). Its own thread: a big tree must not hold up a network thread.
+  void sweep_temporaries() {
+    const std::int64_t age = options.partial_max_age.count();
+    const auto every = std::clamp<std::chrono::seconds>(options.partial_max_age / 2, std::chrono::seconds(1), std::chrono::hours(1));
+    std::unique_lock lock(sweep_mutex);
+    while (!sweep_stop) {
+      lock.unlock();
+      std::size_t removed = sweep_tree(root.fd(), age, sweep_stop);
+      if (removed > 0) spdlog::info("removed {} stale temporary file(s) of interrupted transfers", removed);
+      lock.lock();
+      sweep_wake.wait_for(lock, every, [this] { return sweep_stop.load(); });
+    }
   }
 
   void stop() {
@@ -99,6 +119,9 @@ struct Server::Impl {
   asio::io_context ioc;
   std::optional<server::Listener> listener;
   asio::signal_set signals{ioc};
+  std::mutex sweep_mutex;
+  std::condition_variable sweep_wake;
+  std::atomic<bool> sweep_stop{false};
   const server::SessionContext sessions{options, root, auth, transfers, *admission, metrics, stopping};
 };
 
@@ -132,9 +155,16 @@ void Server::run() {
   unsigned threads = s.options.threads ? s.options.threads : std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::thread> workers;
   for (unsigned i = 1; i < threads; ++i) workers.emplace_back([&s] { s.ioc.run(); });
+  std::thread sweeper([&s] { s.sweep_temporaries(); });
   // Once stop() ran and every connection closed, the loops run dry and run() returns.
   s.ioc.run();
   for (auto& w : workers) w.join();
+  {
+    std::lock_guard lock(s.sweep_mutex);
+    s.sweep_stop = true;
+  }
+  s.sweep_wake.notify_all();
+  sweeper.join();
 }
 
 void Server::stop() { impl_->stop(); }

@@ -35,4 +35,43 @@ std::vector<std::shared_ptr<transfer::Transfer>> TransferRegistry::all() const {
   return out;
 }
 
+void TransferRegistry::add_running(const wire::Token& id, const std::string& owner, std::weak_ptr<transfer::Transfer> t) {
+  std::lock_guard lock(mutex_);
+  running_[id] = Running{owner, std::move(t)};
+}
+
+void TransferRegistry::remove_running(const wire::Token& id, const transfer::Transfer* t) {
+  std::lock_guard lock(mutex_);
+  auto it = running_.find(id);
+  if (it == running_.end()) return;
+  auto held = it->second.transfer.lock();
+  if (!held || held.get() == t) running_.erase(it);  // not a newer transfer that took the id over
+}
+
+std::weak_ptr<transfer::Transfer> TransferRegistry::running(const wire::Token& id, const std::string& owner) const {
+  std::lock_guard lock(mutex_);
+  auto it = running_.find(id);
+  if (it == running_.end() || it->second.owner != owner) return {};
+  return it->second.transfer;
+}
+
+// Enough to answer the retries of every put of the last minutes on a busy server; a few MB at most.
+constexpr std::size_t committed_kept = 4096;
+
+void TransferRegistry::add_committed(const wire::Token& id, Committed c) {
+  std::lock_guard lock(mutex_);
+  if (committed_.insert_or_assign(id, std::move(c)).second) committed_order_.push_back(id);
+  while (committed_order_.size() > committed_kept) {
+    committed_.erase(committed_order_.front());
+    committed_order_.pop_front();
+  }
+}
+
+std::optional<TransferRegistry::Committed> TransferRegistry::committed(const wire::Token& id) const {
+  std::lock_guard lock(mutex_);
+  auto it = committed_.find(id);
+  if (it == committed_.end()) return std::nullopt;
+  return it->second;
+}
+
 }  // namespace pxfer::server

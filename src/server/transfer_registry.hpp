@@ -1,9 +1,12 @@
 #pragma once
 // Transfers waiting for or running their data streams, found by their 128-bit session token,
 // with what their data streams must be (TLS for --encrypt): one lock for both.
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "pxfer/wire.hpp"
@@ -23,7 +26,35 @@ class TransferRegistry {
   void remove(const wire::Token& token);
   std::vector<std::shared_ptr<transfer::Transfer>> all() const;
 
+  // Transfer ids (OPEN's transfer_id, kept by a client across its retries and reruns of the same
+  // command). `owner` is who wrote where (identity and path): an id only counts for the same one.
+  struct Committed {
+    std::string owner;
+    std::uint64_t size = 0;
+    std::int64_t mtime_ns = 0;
+    std::uint8_t checksum_algo = 0;
+    std::string checksum;
+    // The file as the commit left it: a file replaced or rewritten since is not this transfer's.
+    std::uint64_t inode = 0;
+    std::int64_t file_mtime_ns = 0;
+  };
+  // A put running under `id` (weakly held: it ends as it would).
+  void add_running(const wire::Token& id, const std::string& owner, std::weak_ptr<transfer::Transfer> t);
+  void remove_running(const wire::Token& id, const transfer::Transfer* t);
+  // The put still running under `id` for the same owner, if any.
+  std::weak_ptr<transfer::Transfer> running(const wire::Token& id, const std::string& owner) const;
+  // The most recent puts that committed, by id (bounded: the oldest are forgotten).
+  void add_committed(const wire::Token& id, Committed c);
+  std::optional<Committed> committed(const wire::Token& id) const;
+
  private:
+  struct Running {
+    std::string owner;
+    std::weak_ptr<transfer::Transfer> transfer;
+  };
+  std::map<wire::Token, Running> running_;
+  std::map<wire::Token, Committed> committed_;
+  std::deque<wire::Token> committed_order_;
   mutable std::mutex mutex_;
   struct Entry {
     std::weak_ptr<transfer::Transfer> transfer;

@@ -1,7 +1,12 @@
 #include "transfer_service.hpp"
 
 #include <boost/asio/ip/address.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 
@@ -57,7 +62,7 @@ TransferService::TransferService(const ServerOptions& options, const Directory& 
 // Opens the file the client named; errors become an ERROR frame and the session goes on.
 std::shared_ptr<transfer::Transfer> TransferService::open_transfer(wire::Open& open, std::uint64_t caps,
                                                                    asio::any_io_executor ex) {
-  transfer::Settings settings = transfer::server_settings(open, transfer::ServerPolicy{options_.attach_timeout});
+  transfer::Settings settings = transfer::server_settings(open, transfer::ServerPolicy{options_.attach_timeout}, caps);
   if (!open.congestion.empty() && !has_word(available_congestion_controls(), open.congestion))
     throw Error(Errc::usage, "congestion control '" + open.congestion + "' is not available on the server; available: " +
                                  available_congestion_controls());
@@ -70,8 +75,63 @@ std::shared_ptr<transfer::Transfer> TransferService::open_transfer(wire::Open& o
   SinkOptions sink_options{(open.flags & wire::open_overwrite) != 0, (open.flags & wire::open_no_resume) == 0,
                            (open.flags & wire::open_sync) != 0, open.block_size, open.mtime_ns,
                            options_.partial_max_age.count(), options_.emulate_disk_rate > 0 ? &disk_pacer_ : nullptr};
+  sink_options.max_file_size = options_.max_file_size;
   auto sink = std::make_unique<FileSink>(root_, open.path, open.size, sink_options);
   return transfer::Transfer::receiving(ex, std::move(sink), settings);
+}
+
+net::awaitable<void> TransferService::take_over(const wire::Open& open, const std::string& owner) {
+  std::weak_ptr<transfer::Transfer> running = registry_.running(open.transfer_id, owner);
+  auto old = running.lock();
+  if (!old) co_return;
+  spdlog::info("path={} a retry of a running put takes it over", open.path);
+  old->fail(Error(Errc::network, "a retry of this transfer took over"));
+  old.reset();
+  // Its streams and control exchange end at once; the file's lock goes with the last of them.
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  for (int i = 0; i < 200 && !running.expired(); ++i) {
+    timer.expires_after(std::chrono::milliseconds(50));
+    co_await timer.async_wait(asio::use_awaitable);
+  }
+}
+
+std::shared_ptr<transfer::Transfer> TransferService::committed_again(const wire::Open& open, const std::string& owner,
+                                                                     std::uint64_t caps, asio::any_io_executor ex) {
+  auto c = registry_.committed(open.transfer_id);
+  if (!c || c->owner != owner || c->size != open.size || c->mtime_ns != open.mtime_ns || c->checksum_algo != open.checksum)
+    return nullptr;
+  // Still there, as it was committed (a file removed or replaced since is a new transfer).
+  int fd = -1;
+  try {
+    fd = root_.open_file(open.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  } catch (const Error&) {
+    return nullptr;
+  }
+  struct stat st {};
+  bool same = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) == c->size &&
+              st.st_ino == c->inode && st.st_mtim.tv_sec * 1'000'000'000LL + st.st_mtim.tv_nsec == c->file_mtime_ns;
+  ::close(fd);
+  if (!same) return nullptr;
+  transfer::Settings settings = transfer::server_settings(open, transfer::ServerPolicy{options_.attach_timeout}, caps);
+  spdlog::info("path={} a retry of a put that committed already: answered from its record", open.path);
+  return transfer::Transfer::already_committed(ex, settings, c->size, c->checksum);
+}
+
+void TransferService::remember_commit(const wire::Open& open, const std::string& owner, std::uint64_t size,
+                                      const std::string& checksum) {
+  TransferRegistry::Committed c{owner, size, open.mtime_ns, open.checksum, checksum};
+  try {
+    int fd = root_.open_file(open.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    struct stat st {};
+    if (::fstat(fd, &st) == 0) {
+      c.inode = st.st_ino;
+      c.file_mtime_ns = st.st_mtim.tv_sec * 1'000'000'000LL + st.st_mtim.tv_nsec;
+    }
+    ::close(fd);
+  } catch (const Error&) {
+    return;  // gone already: nothing a retry could be answered with
+  }
+  registry_.add_committed(open.transfer_id, std::move(c));
 }
 
 // OPEN_OK, with the granted stream count and the server's load for a client that understands them.
@@ -159,11 +219,16 @@ net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> con
     std::atomic<unsigned>& n;
     ~Leave() { --n; }
   } leave{in_service_};
+  const bool has_id = open.direction == wire::Direction::put && open.has_transfer_id;
+  const std::string owner = who.identity + '\n' + open.path;
   try {
     refuse_if_draining();
     slot = co_await wait_for_slot(conn, open, caps);
     refuse_if_draining();
-    t = open_transfer(open, caps, co_await asio::this_coro::executor);
+    if (has_id) co_await take_over(open, owner);
+    auto ex = co_await asio::this_coro::executor;
+    if (has_id) t = committed_again(open, owner, caps, ex);
+    if (!t) t = open_transfer(open, caps, ex);
   } catch (const Error& e) {
     refused = e;
   }
@@ -176,6 +241,8 @@ net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> con
     co_return;
   }
   auto token = registry_.add(t, (open.flags & wire::open_encrypt) != 0);
+  t->set_far_end("the client at " + conn->peer());
+  if (has_id) registry_.add_running(open.transfer_id, owner, t);
   t->arm_attach_deadline();
   auto start = Clock::now();
   std::string checksum;
@@ -189,6 +256,8 @@ net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> con
     failure = e;
   }
   registry_.remove(token);
+  if (has_id) registry_.remove_running(open.transfer_id, t.get());
+  if (has_id && !failure) remember_commit(open, owner, t->file_size(), checksum);
   TransferAccount a = account_of(*conn, open, who, &token);
   a.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   a.rate_mbps = a.seconds > 0 ? static_cast<double>(t->bytes_moved()) / a.seconds / 1e6 : 0;

@@ -52,6 +52,15 @@ class TransferService {
   std::shared_ptr<transfer::Transfer> open_transfer(wire::Open& open, std::uint64_t caps, boost::asio::any_io_executor ex);
   net::awaitable<std::unique_ptr<Admission::Slot>> wait_for_slot(std::shared_ptr<net::Connection> conn, wire::Open& open,
                                                                  std::uint64_t caps);
+  // A retry (same transfer id, same identity and path) of a put still running here ends that one
+  // and waits, briefly, until its file is free, so the retry resumes it instead of being refused.
+  net::awaitable<void> take_over(const wire::Open& open, const std::string& owner);
+  // A retry of a put that committed here already (its RESULT was lost): a transfer with every
+  // block present whose COMMIT is answered from the record, or null when there is none.
+  std::shared_ptr<transfer::Transfer> committed_again(const wire::Open& open, const std::string& owner,
+                                                      std::uint64_t caps, boost::asio::any_io_executor ex);
+  // Records a put that committed under a transfer id, with its file as it is now.
+  void remember_commit(const wire::Open& open, const std::string& owner, std::uint64_t size, const std::string& checksum);
   wire::Message open_ok_for(const wire::Token& token, const transfer::Transfer& t, const wire::Open& open,
                             std::uint64_t caps) const;
 

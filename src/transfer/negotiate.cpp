@@ -63,12 +63,13 @@ wire::Open make_open(Direction direction, const ClientOptions& opt, const wire::
   return open;
 }
 
-ClientPlan client_plan(const ClientOptions& opt, const wire::Open& open, const wire::OpenOk& ok) {
+ClientPlan client_plan(const ClientOptions& opt, const wire::Open& open, const wire::OpenOk& ok, std::uint64_t caps) {
   const std::uint16_t streams = ok.has_admission ? std::min(ok.streams, open.streams) : open.streams;
   ClientPlan plan;
   plan.settings = Settings{opt.checksum, ok.block_size, streams, SocketTuning{opt.window, opt.congestion, opt.window_clamp}};
   plan.settings.compression = opt.compression;
   plan.settings.stall_timeout = opt.stall_timeout;
+  plan.settings.control_heartbeats = (caps & wire::cap_heartbeat) != 0;
   plan.on_control = wire::moves_on_control(open.flags, ok.size, ok.block_size);
   // Fewer streams than blocks is the server's limit; fewer than asked but enough for every block
   // is only the file being small.
@@ -78,7 +79,7 @@ ClientPlan client_plan(const ClientOptions& opt, const wire::Open& open, const w
   return plan;
 }
 
-Settings server_settings(const wire::Open& open, const ServerPolicy& policy) {
+Settings server_settings(const wire::Open& open, const ServerPolicy& policy, std::uint64_t caps) {
   if (open.flags & ~wire::known_open_flags)
     throw Error(Errc::protocol, "OPEN asks for options this server does not know (flags " +
                                     hex(open.flags & ~wire::known_open_flags) + "); upgrade pxferd or leave those options out");
@@ -92,6 +93,7 @@ Settings server_settings(const wire::Open& open, const ServerPolicy& policy) {
   // The client's stall timeout, within sane bounds: heartbeats go four times per period.
   if (open.stall_timeout_ms > 0)
     settings.stall_timeout = std::chrono::milliseconds(std::clamp<std::uint32_t>(open.stall_timeout_ms, 400, 3'600'000));
+  settings.control_heartbeats = (caps & wire::cap_heartbeat) != 0;
   return settings;
 }
 

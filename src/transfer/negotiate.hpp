@@ -34,7 +34,9 @@ struct ClientPlan {
   bool on_control = false;  // the file moves on the control connection (wire::moves_on_control)
   std::string warning;      // "" unless the server's limit, not the file's size, cut the streams
 };
-ClientPlan client_plan(const ClientOptions& options, const wire::Open& open, const wire::OpenOk& ok);
+// `caps`: the capabilities both ends confirmed in HELLO / HELLO_OK.
+ClientPlan client_plan(const ClientOptions& options, const wire::Open& open, const wire::OpenOk& ok,
+                       std::uint64_t caps = 0);
 
 // The server's side of it.
 struct ServerPolicy {
@@ -43,7 +45,7 @@ struct ServerPolicy {
 
 // The engine's settings for an OPEN; refuses (Error protocol) flags or a checksum this server does
 // not know, so that an option a newer client relies on is never silently ignored.
-Settings server_settings(const wire::Open& open, const ServerPolicy& policy);
+Settings server_settings(const wire::Open& open, const ServerPolicy& policy, std::uint64_t caps = 0);
 
 // A get's streams: no more than the file's blocks, for a client that takes the granted count
 // from OPEN_OK (cap_admission); a put's the client caps itself, knowing the size.

@@ -24,6 +24,9 @@ struct Settings {
   // A data stream that hears nothing from its peer this long is closed and replaced; heartbeats
   // (PING) go out on a quiet stream four times per period, so only a dead path stays silent.
   std::chrono::milliseconds stall_timeout{60'000};
+  // Both ends offered wire::cap_heartbeat: the receiver pings the control connection too, and the
+  // sender takes a control connection silent for stall_timeout for a frozen peer or a dead path.
+  bool control_heartbeats = false;
 };
 
 }  // namespace pxfer::transfer

@@ -49,6 +49,16 @@ std::shared_ptr<Transfer> Transfer::receiving(asio::any_io_executor ex, std::uni
   return t;
 }
 
+std::shared_ptr<Transfer> Transfer::already_committed(asio::any_io_executor ex, Settings settings, std::uint64_t size,
+                                                     std::string checksum) {
+  auto t = std::shared_ptr<Transfer>(new Transfer(ex, Role::receive, settings, size));
+  t->committed_checksum_ = std::move(checksum);
+  t->resumed_.assign(t->planner_.block_count(), true);
+  for (std::size_t i = 0; i < t->planner_.block_count(); ++i) t->planner_.mark_done(t->planner_.block_at(i).offset);
+  t->resumed_bytes_ = size;
+  return t;
+}
+
 // A block counts as kept only if its bytes on disk still have the Adler-32 the journal recorded
 // (a crash may have lost data the journal already listed); the read also feeds the file digest.
 void Transfer::verify_resumed_blocks() {

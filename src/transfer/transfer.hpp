@@ -48,6 +48,11 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   static std::shared_ptr<Transfer> sending(boost::asio::any_io_executor ex, FileSource source, Settings settings);
   static std::shared_ptr<Transfer> receiving(boost::asio::any_io_executor ex, std::unique_ptr<FileSink> sink,
                                              Settings settings);
+  // The receiving side of a retry that finds its file committed already (its RESULT was lost):
+  // every block present, no file written; COMMIT is answered ok when its size and checksum are
+  // `checksum`, the one recorded when the file was committed.
+  static std::shared_ptr<Transfer> already_committed(boost::asio::any_io_executor ex, Settings settings,
+                                                     std::uint64_t size, std::string checksum);
   ~Transfer();
 
   Role role() const { return role_; }
@@ -118,6 +123,9 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   // Ends the transfer with `error` (the first one wins): closes every data connection and removes
   // the temporary file, or keeps it for a resume when the error allows one.
   void fail(const Error& error);
+  // How errors name the other end ("pxferd at HOST:PORT"); the control connection's peer address
+  // when not set. Set before run_control.
+  void set_far_end(std::string text) { far_end_ = std::move(text); }
   // Starts the watchdog that fails the transfer if not every stream attached in time, or if no
   // stream is left for that long (the client gave up, or the path died).
   void arm_attach_deadline();
@@ -146,13 +154,20 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   void wake_idle_streams();
   void tell_stream_event(const std::string& text);
   void verify_resumed_blocks();
-  awaitable<void> watch_peer(Connection& control);
+  // The sender's only reader of the control connection while a transfer runs: heartbeats noted,
+  // RESULT handed to commit_as_sender through `answers`, ERROR fails the transfer. One reader for
+  // the whole exchange, so a read is never cancelled halfway through a frame.
+  using Answers = boost::asio::experimental::concurrent_channel<void(boost::system::error_code, wire::Message)>;
+  awaitable<void> watch_peer(Connection& control, Answers& answers);
+  awaitable<std::string> send_and_commit(Connection& control, Answers& answers);
   awaitable<std::string> commit_exchange(Connection& control);
   awaitable<std::string> send_control(Connection& control);
   awaitable<void> keep_control_alive(Connection& control);
   awaitable<wire::Message> read_control(Connection& control);
   awaitable<void> report_stats(std::shared_ptr<Connection> control);
-  awaitable<std::string> commit_as_sender(Connection& control);
+  // With `answers`, RESULT comes through watch_peer; without, it is read here.
+  awaitable<std::string> commit_as_sender(Connection& control, Answers* answers);
+  awaitable<wire::Message> await_commit_answer(Connection& control, Answers* answers);
   awaitable<std::string> commit_as_receiver(Connection& control);
   void signal_done();
   void cancel_attach_deadline();
@@ -183,6 +198,12 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   std::function<void(wire::Stats)> peer_stats_listener_;
   std::atomic<std::uint64_t> wire_bytes_{0};
   std::shared_ptr<boost::asio::steady_timer> attach_timer_;  // lives on executor_
+  std::string far_end_;
+  // The sender sent COMMIT: the receiver is flushing and renaming on its control strand, so its
+  // heartbeats may pause; COMMIT's answer has a deadline of its own.
+  std::atomic<bool> commit_sent_{false};
+  std::optional<std::string> committed_checksum_;  // already_committed
+  std::string far_end(const Connection& control) const { return far_end_.empty() ? control.peer() : far_end_; }
 };
 
 }  // namespace pxfer::transfer

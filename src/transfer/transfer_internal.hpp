@@ -37,6 +37,16 @@ struct Transfer::StreamRun {
 inline std::chrono::milliseconds heartbeat_of(const Settings& s) {
   return std::max(std::chrono::milliseconds(50), s.stall_timeout / 4);
 }
+// The control connection's heartbeat and how long its silence is tolerated. When both ends ping
+// (wire::cap_heartbeat) they do so every second at most, so a peer that died without closing its
+// connections (a crashed host) is noticed within 15 s even under the default 60 s stall timeout,
+// and the file it was writing is free for a rerun well before a minute.
+inline std::chrono::milliseconds control_heartbeat_of(const Settings& s) {
+  return s.control_heartbeats ? std::min(heartbeat_of(s), std::chrono::milliseconds(1000)) : heartbeat_of(s);
+}
+inline std::chrono::milliseconds control_silence_of(const Settings& s) {
+  return s.control_heartbeats ? std::min(s.stall_timeout, std::chrono::milliseconds(15'000)) : s.stall_timeout;
+}
 inline double seconds_of(std::chrono::milliseconds d) { return static_cast<double>(d.count()) / 1000.0; }
 
 }  // namespace pxfer::transfer

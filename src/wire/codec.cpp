@@ -120,6 +120,8 @@ template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std
   io.u8(m.compress_level);
   mtime(io, m.mtime_ns);
   io.u32(m.stall_timeout_ms);
+  if (!io.tail(m.has_transfer_id)) return;  // an older client sends none
+  io.token(m.transfer_id);
 }
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, OpenOk> {
   io.token(m.token);

@@ -25,7 +25,7 @@ struct FaultProxy::Link {
   std::atomic<bool> closed{false};
   std::mutex capture_mutex;
   std::string captured[2];  // [0] towards the server, [1] towards the client
-  std::atomic<int> state{0};  // 0 forwarding, 1 stalled, 2 cut
+  std::atomic<int> state{0};  // 0 forwarding, 1 stalled, 2 cut, 3 stalled towards the client
   std::mutex close_mutex;
 };
 
@@ -92,6 +92,12 @@ void FaultProxy::inject(std::size_t index, Fault fault, std::uint64_t after_byte
   rules_[index] = {fault, after_bytes};
 }
 
+void FaultProxy::inject_now(std::size_t index, Fault fault) {
+  std::lock_guard lock(mutex_);
+  for (auto& link : links_)
+    if (link->index == index) fire(*link, fault);
+}
+
 void FaultProxy::inject_all(Fault fault) {
   std::lock_guard lock(mutex_);
   for (auto& link : links_) fire(*link, fault);
@@ -102,6 +108,10 @@ void FaultProxy::fire(Link& link, Fault fault) {
   if (link.state.load() == 2) return;
   if (fault == Fault::stall) {
     if (link.state.exchange(1) == 0) ++fired_;
+    return;
+  }
+  if (fault == Fault::stall_to_client) {
+    if (link.state.exchange(3) == 0) ++fired_;
     return;
   }
   if (link.state.exchange(2) != 2) ++fired_;
@@ -143,15 +153,16 @@ void FaultProxy::pump(std::shared_ptr<Link> link) {
   bool client_open = true, server_open = true;
   auto started = std::chrono::steady_clock::now();
   while (!stopping_ && link->state.load() != 2 && (client_open || server_open)) {
-    if (link->state.load() == 1) {  // stalled: hold both sockets open, move nothing
+    if (link->state.load() == 1 || frozen_.load()) {  // stalled: hold both sockets open, move nothing
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       continue;
     }
+    const bool hold_replies = link->state.load() == 3;  // the server's bytes stay in its socket
     pollfd p[2] = {{link->client, static_cast<short>(client_open ? POLLIN : 0), 0},
-                   {link->server, static_cast<short>(server_open ? POLLIN : 0), 0}};
+                   {link->server, static_cast<short>(server_open && !hold_replies ? POLLIN : 0), 0}};
     if (::poll(p, 2, 50) <= 0) continue;
     for (int side = 0; side < 2; ++side) {
-      if (!(p[side].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      if (!(p[side].revents & (POLLIN | POLLHUP | POLLERR)) || (side == 1 && hold_replies)) continue;
       int from = side == 0 ? link->client : link->server;
       int to = side == 0 ? link->server : link->client;
       ssize_t n = ::recv(from, buffer.data(), buffer.size(), 0);

@@ -20,7 +20,9 @@
 
 namespace pxfer::testing {
 
-enum class Fault { cut, stall };
+// stall_to_client: nothing more reaches the client on that connection, what the client sends
+// still reaches the server (a reply lost on the way back).
+enum class Fault { cut, stall, stall_to_client };
 
 class FaultProxy {
  public:
@@ -35,8 +37,14 @@ class FaultProxy {
   // Connection number `index` (0 = the first accepted) gets `fault` once it has forwarded
   // `after_bytes` (both directions together).
   void inject(std::size_t index, Fault fault, std::uint64_t after_bytes);
+  // Connection number `index` gets `fault` now (if it exists and is open).
+  void inject_now(std::size_t index, Fault fault);
   // Every connection open now gets `fault` at once.
   void inject_all(Fault fault);
+  // While frozen nothing is forwarded on any connection, open now or accepted later, and
+  // connections are still accepted: a stopped server (or a dead path) as the client sees it.
+  // Unfrozen, every connection not cut moves again.
+  void set_frozen(bool on) { frozen_.store(on); }
   std::size_t accepted() const { return accepted_.load(); }
   std::size_t faults_fired() const { return fired_.load(); }
 
@@ -74,6 +82,7 @@ class FaultProxy {
   std::atomic<std::size_t> open_{0};
   std::atomic<std::size_t> most_open_{0};
   std::atomic<bool> capture_{false};
+  std::atomic<bool> frozen_{false};
   std::mutex mutex_;
   std::map<std::size_t, std::pair<Fault, std::uint64_t>> rules_;
   std::vector<std::shared_ptr<Link>> links_;

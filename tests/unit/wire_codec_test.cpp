@@ -612,6 +612,11 @@ TEST(WireCodec, TrailingBytesAfterEveryMessage) {
     // A byte after OPEN_OK's short form starts its cap_admission extension: the trailing-bytes
     // rule applies after the extension.
     if (std::holds_alternative<OpenOk>(m)) m = open_ok_with_admission();
+    // Likewise OPEN's transfer id (cap_heartbeat).
+    if (auto* open = std::get_if<Open>(&m)) {
+      open->has_transfer_id = true;
+      open->transfer_id[15] = 0x5a;
+    }
     SCOPED_TRACE(type_name(type_of(m)));
     Bytes payload = payload_of(m);
     payload.push_back(0);
@@ -624,6 +629,29 @@ TEST(WireCodec, TrailingBytesAfterEveryMessage) {
     else
       EXPECT_EQ(decode_frame(frame_of(type_of(m), payload)), DecodeStatus::too_long);
   }
+}
+
+// OPEN's transfer id (cap_heartbeat) is an optional trailing field: absent for an older client,
+// whole when present, truncated when cut short.
+TEST(WireCodec, OpenTransferIdRoundTripsAndIsOptional) {
+  Open with;
+  with.path = "f.bin";
+  with.block_size = 1u << 20;
+  with.has_transfer_id = true;
+  for (std::size_t i = 0; i < with.transfer_id.size(); ++i) with.transfer_id[i] = static_cast<std::uint8_t>(i * 7 + 1);
+  Message out;
+  Bytes bytes = encode(with);
+  ASSERT_EQ(decode_frame(bytes, out), DecodeStatus::ok);
+  EXPECT_TRUE(std::get<Open>(out).has_transfer_id);
+  EXPECT_EQ(std::get<Open>(out).transfer_id, with.transfer_id);
+  Open without = with;
+  without.has_transfer_id = false;
+  ASSERT_EQ(decode_frame(encode(without), out), DecodeStatus::ok);
+  EXPECT_FALSE(std::get<Open>(out).has_transfer_id);
+  Bytes payload = payload_of(Message(with));
+  payload.pop_back();
+  FrameHeader h{FrameType::open, 0, static_cast<std::uint32_t>(payload.size())};
+  EXPECT_EQ(decode_message(h, payload, out), DecodeStatus::truncated);
 }
 
 TEST(WireCodec, PayloadBeyondHeaderLengthIsIgnored) {

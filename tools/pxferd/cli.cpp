@@ -78,6 +78,10 @@ void add_limits(CLI::App& app, DaemonArgs& a) {
       ->type_name("N")->capture_default_str()->group(g_limits);
   app.add_option("--idle-timeout", a.idle_timeout, "close a control session with no request for this long")
       ->type_name("DURATION")->capture_default_str()->group(g_limits);
+  app.add_option("--max-file-size", a.max_file_size,
+                 "refuse a put of a file larger than SIZE (e.g. 100G) before anything is allocated; default: no limit "
+                 "but the destination's free space")
+      ->type_name("SIZE")->group(g_limits);
   app.add_option("--emulate-disk-rate", a.disk_rate,
                  "pace all file writes together to SIZE bytes a second (e.g. 40M), a slow disk shared by every transfer")
       ->type_name("SIZE")->group(g_lab);

@@ -27,6 +27,7 @@ struct DaemonArgs {
   unsigned max_streams_per_client = 0, max_clients = 0;
   std::string max_starts = "0";
   std::string disk_rate;
+  std::string max_file_size;  // "" = no limit
   std::string metrics_listen;  // "" = off; PORT = 127.0.0.1:PORT
 };
 

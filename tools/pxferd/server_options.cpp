@@ -66,6 +66,11 @@ ServerOptions to_server_options(const DaemonArgs& a) {
       throw Error(Errc::usage, "--emulate-disk-rate " + a.disk_rate + ": use bytes per second of at least 4K, e.g. 40M");
     o.emulate_disk_rate = *rate;
   }
+  if (!a.max_file_size.empty()) {
+    auto limit = parse_size(a.max_file_size);
+    if (!limit || *limit == 0) throw Error(Errc::usage, "--max-file-size " + a.max_file_size + ": use a size such as 100G or 512M");
+    o.max_file_size = *limit;
+  }
   metrics_endpoint(a.metrics_listen);  // checked here, bound by serve()
   if (o.cert_file.empty() != o.key_file.empty()) throw Error(Errc::usage, "--cert and --key go together: give both or neither");
   return o;
