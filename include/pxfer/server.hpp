@@ -47,6 +47,11 @@ struct ServerOptions {
   // Lab only: all file writes of the server together paced to this many bytes a second, as a
   // slow disk shared by every transfer would (bench/experiments.sh f); 0 = off.
   std::uint64_t emulate_disk_rate = 0;
+  // Blocking file work (SUM, LIST, opening a transfer's file) runs on this many threads of its own,
+  // never on the network threads; one identity runs at most max_slow_requests_per_identity SUM or
+  // LIST requests at once, a further one waits for one of them to end.
+  unsigned blocking_threads = 4;
+  unsigned max_slow_requests_per_identity = 2;
 };
 
 class Server {

@@ -4,6 +4,7 @@
 #include <boost/asio/this_coro.hpp>
 
 #include <cstdio>
+#include <functional>
 
 #include <spdlog/spdlog.h>
 
@@ -46,28 +47,35 @@ std::string client_address(net::Connection& conn) {
 }
 
 TransferService::TransferService(const ServerOptions& options, const Directory& root, std::shared_ptr<Admission> admission,
-                                 Metrics& metrics)
+                                 Metrics& metrics, BlockingPool& blocking)
     : options_(options), root_(root), admission_(std::move(admission)), metrics_(metrics),
-      disk_pacer_(static_cast<double>(options.emulate_disk_rate)) {}
+      disk_pacer_(static_cast<double>(options.emulate_disk_rate)), blocking_(blocking) {}
 
-// Opens the file the client named; errors become an ERROR frame and the session goes on.
-std::shared_ptr<transfer::Transfer> TransferService::open_transfer(wire::Open& open, std::uint64_t caps,
-                                                                   asio::any_io_executor ex) {
-  transfer::Settings settings = transfer::server_settings(open, transfer::ServerPolicy{options_.attach_timeout});
-  if (!open.congestion.empty() && !has_word(available_congestion_controls(), open.congestion))
-    throw Error(Errc::usage, "congestion control '" + open.congestion + "' is not available on the server; available: " +
-                                 available_congestion_controls());
+// Opening may block (a slow disk, preallocating a put's space): this runs on the blocking pool.
+// A get's source is opened O_NONBLOCK and must be a regular file (FileSource).
+TransferService::OpenedFile TransferService::open_file(const wire::Open& open) {
+  OpenedFile file;
   if (open.direction == wire::Direction::get) {
-    FileSource source(root_, open.path);
-    open.streams = transfer::server_get_streams(open, caps, source.size());
-    settings.streams = open.streams;
-    return transfer::Transfer::sending(ex, std::move(source), settings);
+    file.source = std::make_unique<FileSource>(root_, open.path);
+    return file;
   }
   SinkOptions sink_options{(open.flags & wire::open_overwrite) != 0, (open.flags & wire::open_no_resume) == 0,
                            (open.flags & wire::open_sync) != 0, open.block_size, open.mtime_ns,
                            options_.partial_max_age.count(), options_.emulate_disk_rate > 0 ? &disk_pacer_ : nullptr};
-  auto sink = std::make_unique<FileSink>(root_, open.path, open.size, sink_options);
-  return transfer::Transfer::receiving(ex, std::move(sink), settings);
+  file.sink = std::make_unique<FileSink>(root_, open.path, open.size, sink_options);
+  return file;
+}
+
+// Opens the file the client named; errors become an ERROR frame and the session goes on.
+std::shared_ptr<transfer::Transfer> TransferService::open_transfer(wire::Open& open, std::uint64_t caps,
+                                                                   asio::any_io_executor ex, OpenedFile file) {
+  transfer::Settings settings = transfer::server_settings(open, transfer::ServerPolicy{options_.attach_timeout});
+  if (open.direction == wire::Direction::get) {
+    open.streams = transfer::server_get_streams(open, caps, file.source->size());
+    settings.streams = open.streams;
+    return transfer::Transfer::sending(ex, std::move(*file.source), settings);
+  }
+  return transfer::Transfer::receiving(ex, std::move(file.sink), settings);
 }
 
 // OPEN_OK, with the granted stream count and the server's load for a client that understands them.
@@ -149,10 +157,30 @@ net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> con
   std::unique_ptr<Admission::Slot> slot;
   std::optional<Error> refused;
   try {
+    if (!open.congestion.empty() && !has_word(available_congestion_controls(), open.congestion))
+      throw Error(Errc::usage, "congestion control '" + open.congestion + "' is not available on the server; available: " +
+                                   available_congestion_controls());
     slot = co_await wait_for_slot(conn, open, caps);
-    t = open_transfer(open, caps, co_await asio::this_coro::executor);
   } catch (const Error& e) {
     refused = e;
+  }
+  OpenedFile file;
+  if (!refused) {
+    std::function<void()> open_it = [&] {
+      try {
+        file = open_file(open);
+      } catch (const Error& e) {
+        refused = e;
+      }
+    };
+    co_await blocking_.run(open_it);
+  }
+  if (!refused) {
+    try {
+      t = open_transfer(open, caps, co_await asio::this_coro::executor, std::move(file));
+    } catch (const Error& e) {
+      refused = e;
+    }
   }
   if (refused) {
     TransferAccount a = account_of(*conn, open, who, nullptr);

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "admission.hpp"
+#include "blocking_pool.hpp"
 #include "metrics.hpp"
 #include "net/connection.hpp"
 #include "pxfer/file_io.hpp"
@@ -18,7 +19,7 @@ namespace pxfer::server {
 class TransferService {
  public:
   TransferService(const ServerOptions& options, const Directory& root, std::shared_ptr<Admission> admission,
-                  Metrics& metrics);
+                  Metrics& metrics, BlockingPool& blocking);
 
   // One OPEN on a control connection, to its end. A refusal is sent as ERROR and the session goes
   // on; a failure midway is sent and thrown (the control connection is in an unknown state).
@@ -35,7 +36,14 @@ class TransferService {
   void abort_all(const Error& why);
 
  private:
-  std::shared_ptr<transfer::Transfer> open_transfer(wire::Open& open, std::uint64_t caps, boost::asio::any_io_executor ex);
+  // The file a transfer reads (a get) or writes (a put), opened on the blocking pool.
+  struct OpenedFile {
+    std::unique_ptr<FileSource> source;
+    std::unique_ptr<FileSink> sink;
+  };
+  OpenedFile open_file(const wire::Open& open);
+  std::shared_ptr<transfer::Transfer> open_transfer(wire::Open& open, std::uint64_t caps, boost::asio::any_io_executor ex,
+                                                    OpenedFile file);
   net::awaitable<std::unique_ptr<Admission::Slot>> wait_for_slot(std::shared_ptr<net::Connection> conn, wire::Open& open,
                                                                  std::uint64_t caps);
   wire::Message open_ok_for(const wire::Token& token, const transfer::Transfer& t, const wire::Open& open,
@@ -47,6 +55,7 @@ class TransferService {
   Metrics& metrics_;
   RatePacer disk_pacer_;  // --emulate-disk-rate
   TransferRegistry registry_;
+  BlockingPool& blocking_;
 };
 
 // The client as admission control counts it: its address (an IPv4-mapped IPv6 address as IPv4).
