@@ -78,6 +78,19 @@ std::shared_ptr<transfer::Transfer> TransferService::open_transfer(wire::Open& o
   return transfer::Transfer::receiving(ex, std::move(file.sink), settings);
 }
 
+// The file is opened on the blocking pool (its Error rethrown here), the transfer made here.
+net::awaitable<std::shared_ptr<transfer::Transfer>> TransferService::open_off_thread(wire::Open& open,
+                                                                                  std::uint64_t caps) {
+  if (!open.congestion.empty() && !has_word(available_congestion_controls(), open.congestion))
+    throw Error(Errc::usage, "congestion control '" + open.congestion + "' is not available on the server; available: " +
+                                 available_congestion_controls());
+  OpenedFile file;
+  std::function<void()> open_it = [&] { file = open_file(open); };
+  co_await blocking_.run(open_it);
+  auto ex = co_await asio::this_coro::executor;
+  co_return open_transfer(open, caps, ex, std::move(file));
+}
+
 // OPEN_OK, with the granted stream count and the server's load for a client that understands them.
 wire::Message TransferService::open_ok_for(const wire::Token& token, const transfer::Transfer& t, const wire::Open& open,
                                            std::uint64_t caps) const {
@@ -157,30 +170,10 @@ net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> con
   std::unique_ptr<Admission::Slot> slot;
   std::optional<Error> refused;
   try {
-    if (!open.congestion.empty() && !has_word(available_congestion_controls(), open.congestion))
-      throw Error(Errc::usage, "congestion control '" + open.congestion + "' is not available on the server; available: " +
-                                   available_congestion_controls());
     slot = co_await wait_for_slot(conn, open, caps);
+    t = co_await open_off_thread(open, caps);
   } catch (const Error& e) {
     refused = e;
-  }
-  OpenedFile file;
-  if (!refused) {
-    std::function<void()> open_it = [&] {
-      try {
-        file = open_file(open);
-      } catch (const Error& e) {
-        refused = e;
-      }
-    };
-    co_await blocking_.run(open_it);
-  }
-  if (!refused) {
-    try {
-      t = open_transfer(open, caps, co_await asio::this_coro::executor, std::move(file));
-    } catch (const Error& e) {
-      refused = e;
-    }
   }
   if (refused) {
     TransferAccount a = account_of(*conn, open, who, nullptr);

@@ -44,6 +44,7 @@ class TransferService {
   OpenedFile open_file(const wire::Open& open);
   std::shared_ptr<transfer::Transfer> open_transfer(wire::Open& open, std::uint64_t caps, boost::asio::any_io_executor ex,
                                                     OpenedFile file);
+  net::awaitable<std::shared_ptr<transfer::Transfer>> open_off_thread(wire::Open& open, std::uint64_t caps);
   net::awaitable<std::unique_ptr<Admission::Slot>> wait_for_slot(std::shared_ptr<net::Connection> conn, wire::Open& open,
                                                                  std::uint64_t caps);
   wire::Message open_ok_for(const wire::Token& token, const transfer::Transfer& t, const wire::Open& open,
