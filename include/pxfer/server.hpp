@@ -52,6 +52,9 @@ struct ServerOptions {
   // LIST requests at once, a further one waits for one of them to end.
   unsigned blocking_threads = 4;
   unsigned max_slow_requests_per_identity = 2;
+  // Opening a transfer's file (and preallocating a put's) runs on threads of its own as well, so
+  // that SUMs and LISTs filling the pool above never delay a transfer's start.
+  unsigned open_threads = 2;
 };
 
 class Server {

@@ -37,7 +37,8 @@ struct Server::Impl {
             options.max_active, options.max_streams_per_client, options.max_clients, options.max_starts_per_second})),
         blocking(std::max(1u, options.blocking_threads)),
         slow_requests(std::max(1u, options.max_slow_requests_per_identity)),
-        transfers(options, root, admission, metrics, blocking),
+        opening(std::max(1u, options.open_threads)),
+        transfers(options, root, admission, metrics, opening),
         identity(server::load_or_create_identity(options.cert_file, options.key_file, options.state_dir)),
         tls(net::make_server_tls(net::ServerTlsConfig{identity.cert_file, identity.key_file, options.client_ca_file})) {
     // Refuse to serve without client authentication before the port is bound.
@@ -62,6 +63,7 @@ struct Server::Impl {
   server::Metrics metrics;  // --metrics-listen (metrics.hpp)
   server::BlockingPool blocking;     // outlives the sessions and transfers that wait on it
   server::IdentityGate slow_requests;
+  server::BlockingPool opening;      // a transfer's file open, apart from SUM and LIST
   server::TransferService transfers;
   server::ServerIdentity identity;
   net::TlsContextPtr tls;
