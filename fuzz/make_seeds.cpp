@@ -97,6 +97,8 @@ int main(int argc, char** argv) {
   listing.entries.push_back(ListEntry{EntryKind::directory, 0, 0755, 1700000000000000000, "sub"});
   listing.entries.push_back(ListEntry{EntryKind::file, 4096, 0644, 1700000000000000000, "sub/a.txt"});
   write(dir, "listing", encode(listing));
+  listing.more = 1;  // pxferd streams a LIST: every frame but the last says another follows
+  write(dir, "listing_more", encode(listing));
   write(dir, "mkdir", encode(Mkdir{"a/b/c"}));
   write(dir, "queued", encode(Queued{2, 4, 3}));
   auto block_frame = [](const BlockHeader& b) {

@@ -56,7 +56,9 @@ struct FileSum {
   std::uint64_t size = 0;
   std::string value;
 };
-FileSum sum_file(const Directory& dir, const std::string& path, ChecksumAlgo algo, std::uint64_t expected_size);
+// With `cancelled`, the read stops with Error(interrupted) once it turns true (pxferd stopping).
+FileSum sum_file(const Directory& dir, const std::string& path, ChecksumAlgo algo, std::uint64_t expected_size,
+                 const std::atomic<bool>* cancelled = nullptr);
 // Sets a regular file's permission bits (mode & 0775: never world-writable, no set-id or sticky
 // bits) and modification time, confined like open_file (put --preserve).
 void set_file_attributes(const Directory& dir, const std::string& path, std::uint32_t mode, std::int64_t mtime_ns);

@@ -53,6 +53,14 @@ struct ServerOptions {
   // A put that claims more bytes than this is refused before anything is allocated; 0 = no limit
   // (the destination's free space still bounds it).
   std::uint64_t max_file_size = 0;
+  // Blocking file work (SUM, LIST, opening a transfer's file) runs on this many threads of its own,
+  // never on the network threads; one identity runs at most max_slow_requests_per_identity SUM or
+  // LIST requests at once, a further one waits for one of them to end.
+  unsigned blocking_threads = 4;
+  unsigned max_slow_requests_per_identity = 2;
+  // Opening a transfer's file (and preallocating a put's) runs on threads of its own as well, so
+  // that SUMs and LISTs filling the pool above never delay a transfer's start.
+  unsigned open_threads = 2;
 };
 
 class Server {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <vector>
 
 #include "pxfer/error.hpp"
 #include "pxfer/file_io.hpp"
@@ -15,11 +16,12 @@ namespace {
 
 // A descriptor of the regular file `path` beneath `dir`, and its size.
 int open_regular(const Directory& dir, const std::string& path, std::uint64_t& size) {
-  int fd = dir.open_file(path, O_RDONLY | O_NOFOLLOW);
+  // O_NONBLOCK: a FIFO's open would wait for a writer; it is refused below instead.
+  int fd = dir.open_file(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw Error(Errc::usage, path + ": not a regular file");
+    throw Error(Errc::usage, path + ": not a regular file; only regular files have a checksum or attributes");
   }
   size = static_cast<std::uint64_t>(st.st_size);
   return fd;
@@ -27,14 +29,42 @@ int open_regular(const Directory& dir, const std::string& path, std::uint64_t& s
 
 }  // namespace
 
-FileSum sum_file(const Directory& dir, const std::string& path, ChecksumAlgo algo, std::uint64_t expected_size) {
+FileSum sum_file(const Directory& dir, const std::string& path, ChecksumAlgo algo, std::uint64_t expected_size,
+                 const std::atomic<bool>* cancelled) {
   FileSum sum;
   int fd = open_regular(dir, path, sum.size);
   if (sum.size != expected_size) {
     ::close(fd);
     return sum;
   }
-  sum.value = checksum_of_descriptor(algo, fd, path);  // closes fd
+  if (!cancelled) {
+    sum.value = checksum_of_descriptor(algo, fd, path);  // closes fd
+    return sum;
+  }
+  // The same reads as checksum_of_descriptor, with a look at `cancelled` between chunks, so a
+  // server that stops does not wait for a hash of a huge file to end.
+  constexpr std::uint32_t chunk = 4 << 20;
+  auto digest = FileDigest::create(algo, sum.size, chunk, nullptr);
+  std::vector<std::uint8_t> buf(chunk);
+  std::uint64_t offset = 0;
+  while (offset < sum.size) {
+    if (cancelled->load()) {
+      ::close(fd);
+      throw Error(Errc::interrupted, path + ": checksum abandoned: the server is shutting down; retry later");
+    }
+    ssize_t n = ::pread(fd, buf.data(), chunk, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int err = n < 0 ? errno : 0;
+      ::close(fd);
+      throw Error(err ? Errc::local_io : Errc::integrity,
+                  "cannot read " + path + ": " + (err ? errno_text(err) : std::string("it shrank while being read")));
+    }
+    digest->add_block(offset, std::span(buf.data(), static_cast<std::size_t>(n)));
+    offset += static_cast<std::uint64_t>(n);
+  }
+  ::close(fd);
+  sum.value = digest->finish();
   return sum;
 }
 

@@ -12,10 +12,21 @@ namespace {
 std::int64_t mtime_of(const struct stat& st) {
   return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
 }
+
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "it is a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  return "a special file";
+}
 }  // namespace
 
 FileSource::FileSource(const Directory& dir, const std::string& path) : path_(path) {
-  fd_ = dir.open_file(path, O_RDONLY);
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer (a server thread
+  // hung until someone wrote to it), and a device's open may wait too. Nothing but a regular
+  // file gets past the check below, and for those the flag changes nothing.
+  fd_ = dir.open_file(path, O_RDONLY | O_NONBLOCK);
   struct stat st {};
   if (::fstat(fd_, &st) != 0) {
     int err = errno;
@@ -25,7 +36,7 @@ FileSource::FileSource(const Directory& dir, const std::string& path) : path_(pa
   if (!S_ISREG(st.st_mode)) {
     ::close(fd_);
     throw Error(S_ISDIR(st.st_mode) ? Errc::usage : Errc::permission,
-                path + ": not a regular file" + (S_ISDIR(st.st_mode) ? " (it is a directory)" : ""));
+                path + ": not a regular file (" + file_kind(st.st_mode) + "); only regular files are copied");
   }
   size_ = static_cast<std::uint64_t>(st.st_size);
   mtime_ns_ = mtime_of(st);

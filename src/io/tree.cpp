@@ -36,78 +36,133 @@ wire::ListEntry entry_of(const struct stat& st, wire::EntryKind kind, std::strin
   return e;
 }
 
-struct Walk {
-  const std::string& top;  // for messages
-  std::size_t max_entries;
-  std::vector<wire::ListEntry> out;
-
-  void add(wire::ListEntry e) {
-    if (out.size() >= max_entries)
-      throw Error(Errc::usage, top + ": more than " + std::to_string(max_entries) +
-                                   " entries below it; list or copy its subdirectories one by one");
-    out.push_back(std::move(e));
-  }
-
-  // `dirfd` is owned by the caller; every child is opened with O_NOFOLLOW relative to it.
-  void walk(int dirfd, const std::string& prefix) {
-    int listed = ::dup(dirfd);
-    DIR* dir = listed < 0 ? nullptr : ::fdopendir(listed);
-    if (!dir) {
-      int err = errno;
-      if (listed >= 0) ::close(listed);
-      throw Error(errc_from_errno(err), "cannot list " + top + "/" + prefix + ": " + errno_text(err));
-    }
-    std::vector<std::string> names;
-    while (auto* d = ::readdir(dir)) {
-      std::string name = d->d_name;
-      if (name != "." && name != "..") names.push_back(std::move(name));
-    }
-    ::closedir(dir);
-    for (const auto& name : names) {
-      std::string relative = prefix.empty() ? name : prefix + "/" + name;
-      if (relative.size() > wire::max_path_length) continue;  // cannot be named on the wire
-      struct stat st {};
-      if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // vanished meanwhile
-      if (S_ISREG(st.st_mode)) {
-        add(entry_of(st, wire::EntryKind::file, relative));
-      } else if (S_ISDIR(st.st_mode)) {
-        Fd child(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-        if (child.fd < 0) {
-          int err = errno;
-          if (err == ELOOP || err == ENOTDIR || err == ENOENT) continue;  // replaced or removed meanwhile
-          // Silently leaving it out would make a copy look complete when it is not.
-          throw Error(errc_from_errno(err), "cannot list " + relative + ": " + errno_text(err));
-        }
-        add(entry_of(st, wire::EntryKind::directory, relative));
-        walk(child.fd, relative);
-      }
-    }
-  }
-};
+Error too_many(const std::string& top, std::size_t max_entries) {
+  return Error(Errc::usage, top + ": more than " + std::to_string(max_entries) +
+                                " entries below it; list or copy its subdirectories one by one");
+}
 
 }  // namespace
 
-std::vector<wire::ListEntry> list_tree(const Directory& root, const std::string& path, std::size_t max_entries) {
-  const std::string top = path.empty() ? "." : path;
-  if (root.confined()) check_relative_path(top);  // "..": refused (permission), not a bad name
-  Walk walk{top, max_entries, {}};
+// One directory being read: its stream (which owns the descriptor) and its path below the top.
+struct TreeWalk::Level {
+  DIR* dir = nullptr;
+  std::string prefix;
+  ~Level() {
+    if (dir) ::closedir(dir);
+  }
+};
+
+TreeWalk::TreeWalk(const Directory& root, const std::string& path, std::size_t max_entries)
+    : top_(path.empty() ? "." : path), max_entries_(max_entries) {
+  if (root.confined()) check_relative_path(top_);  // "..": refused (permission), not a bad name
   int fd = -1;
   try {
-    fd = root.open_file(top, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+    fd = root.open_file(top_, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
   } catch (const Error&) {
     // A single file is a listing of one; anything else keeps the open error.
     std::string leaf;
-    Fd parent(root.open_parent(top, leaf));
+    Fd parent(root.open_parent(top_, leaf));
     struct stat st {};
     if (::fstatat(parent.fd, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) throw;
-    if (S_ISLNK(st.st_mode)) throw symlink_refused(top);
+    if (S_ISLNK(st.st_mode)) throw symlink_refused(top_);
     if (!S_ISREG(st.st_mode)) throw;
-    walk.add(entry_of(st, wire::EntryKind::file, ""));
-    return std::move(walk.out);
+    add_count();
+    pending_ = entry_of(st, wire::EntryKind::file, "");
+    return;
   }
-  Fd dir(fd);
-  walk.walk(dir.fd, "");
-  return std::move(walk.out);
+  auto level = std::make_unique<Level>();
+  level->dir = ::fdopendir(fd);
+  if (!level->dir) {
+    int err = errno;
+    ::close(fd);
+    throw Error(errc_from_errno(err), "cannot list " + top_ + ": " + errno_text(err));
+  }
+  levels_.push_back(std::move(level));
+}
+
+TreeWalk::~TreeWalk() = default;
+
+void TreeWalk::add_count() {
+  if (count_ >= max_entries_) throw too_many(top_, max_entries_);
+  ++count_;
+}
+
+// The next directory or regular file, parents before their contents (a directory's entry comes
+// when it is met, its contents right after); nothing once the walk is over. Every child is
+// opened relative to its parent's descriptor with O_NOFOLLOW.
+std::optional<wire::ListEntry> TreeWalk::read_one() {
+  while (!levels_.empty()) {
+    Level& level = *levels_.back();
+    errno = 0;
+    const dirent* d = ::readdir(level.dir);
+    if (!d) {
+      if (errno != 0) {
+        int err = errno;
+        throw Error(errc_from_errno(err), "cannot list " + top_ + "/" + level.prefix + ": " + errno_text(err));
+      }
+      levels_.pop_back();
+      continue;
+    }
+    const std::string name = d->d_name;
+    if (name == "." || name == "..") continue;
+    std::string relative = level.prefix.empty() ? name : level.prefix + "/" + name;
+    if (relative.size() > wire::max_path_length) continue;  // cannot be named on the wire
+    const int dirfd = ::dirfd(level.dir);
+    struct stat st {};
+    if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // vanished meanwhile
+    if (S_ISREG(st.st_mode)) {
+      add_count();
+      return entry_of(st, wire::EntryKind::file, std::move(relative));
+    }
+    if (!S_ISDIR(st.st_mode)) continue;  // symlinks and special files are not listed
+    int child = ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (child < 0) {
+      int err = errno;
+      if (err == ELOOP || err == ENOTDIR || err == ENOENT) continue;  // replaced or removed meanwhile
+      // Silently leaving it out would make a copy look complete when it is not.
+      throw Error(errc_from_errno(err), "cannot list " + relative + ": " + errno_text(err));
+    }
+    auto next = std::make_unique<Level>();
+    next->dir = ::fdopendir(child);
+    if (!next->dir) {
+      int err = errno;
+      ::close(child);
+      throw Error(errc_from_errno(err), "cannot list " + relative + ": " + errno_text(err));
+    }
+    add_count();
+    next->prefix = relative;
+    levels_.push_back(std::move(next));
+    return entry_of(st, wire::EntryKind::directory, std::move(relative));
+  }
+  return std::nullopt;
+}
+
+wire::Listing TreeWalk::next() {
+  wire::Listing frame;
+  std::size_t used = wire::listing_header_bytes;
+  for (;;) {
+    std::optional<wire::ListEntry> e = pending_ ? std::move(pending_) : read_one();
+    pending_.reset();
+    if (!e) return frame;  // more = 0: the walk is over
+    const std::size_t bytes = wire::min_entry_bytes + e->relative_path.size();
+    if (used + bytes > wire::max_control_payload) {
+      pending_ = std::move(e);
+      frame.more = 1;
+      return frame;
+    }
+    used += bytes;
+    frame.entries.push_back(std::move(*e));
+  }
+}
+
+std::vector<wire::ListEntry> list_tree(const Directory& root, const std::string& path, std::size_t max_entries) {
+  TreeWalk walk(root, path, max_entries);
+  std::vector<wire::ListEntry> out;
+  for (;;) {
+    wire::Listing frame = walk.next();
+    for (auto& e : frame.entries) out.push_back(std::move(e));
+    if (!frame.more) return out;
+  }
 }
 
 void make_directories(const Directory& root, const std::string& path) {

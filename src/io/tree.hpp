@@ -1,6 +1,8 @@
 #pragma once
 // Directory trees below an export root, for LIST and MKDIR: walked and created through
 // descriptors, never following a symlink, so nothing outside the root is ever reached.
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -8,6 +10,32 @@
 #include "pxfer/wire.hpp"
 
 namespace pxfer {
+
+// The walk below a LIST's path, a LISTING frame at a time: only one frame's entries and one open
+// directory per level are held, however big the tree (pxferd streams each frame out before it
+// reads on). Same entries, same order and same errors as list_tree.
+class TreeWalk {
+ public:
+  // Opens `path` (a directory, or a single file); throws the open errors (not found, refused).
+  TreeWalk(const Directory& root, const std::string& path, std::size_t max_entries = wire::max_list_entries);
+  ~TreeWalk();
+  TreeWalk(const TreeWalk&) = delete;
+  TreeWalk& operator=(const TreeWalk&) = delete;
+
+  // The next frame, filled up to max_control_payload; more = 0 on the last (an empty tree: one
+  // empty frame). Throws Error(usage) past max_entries, and when a directory cannot be read.
+  wire::Listing next();
+
+ private:
+  struct Level;
+  std::optional<wire::ListEntry> read_one();
+  void add_count();
+  std::string top_;
+  std::size_t max_entries_;
+  std::size_t count_ = 0;
+  std::vector<std::unique_ptr<Level>> levels_;  // the directories being read, outermost first
+  std::optional<wire::ListEntry> pending_;       // read, but did not fit in the last frame
+};
 
 // Every directory and regular file below `path` (a directory, or a file: then one entry with an
 // empty relative path), parents before their contents. Symlinks and special files are skipped.

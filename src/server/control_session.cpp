@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <functional>
+#include <memory>
+
 #include "io/tree.hpp"
 #include "net/frame_io.hpp"
 #include "pxfer/host_settings.hpp"
@@ -61,17 +64,27 @@ class Handlers {
     wire::Message answer = done_or_error(attempt([&] { make_directories(cx_.root, m.path); }));
     co_await reply(answer);
   }
+  // The tree is walked on the blocking pool a frame at a time, each frame sent before the next is
+  // read: memory stays at one frame however big the tree. An error after some frames went out is
+  // an ERROR in place of the next LISTING (the client drops what it got).
   awaitable<void> operator()(wire::List& m) {
     const bool denied = co_await refused(m.path, false);
     if (denied) co_return;
-    std::vector<wire::ListEntry> entries;
-    auto failed = attempt([&] { entries = list_tree(cx_.root, m.path); });
-    if (failed) {
-      wire::Message answer = done_or_error(failed);
-      co_await reply(answer);
-      co_return;
-    }
-    for (auto& frame : wire::split_listing(std::move(entries))) {
+    auto permit = co_await cx_.slow_requests.enter(rights_.identity);
+    std::unique_ptr<TreeWalk> walk;
+    for (bool more = true; more;) {
+      wire::Listing frame;
+      std::function<void()> step = [&] {
+        if (!walk) walk = std::make_unique<TreeWalk>(cx_.root, m.path);
+        frame = walk->next();
+      };
+      auto failed = co_await off_thread(step);
+      if (failed) {
+        wire::Message answer = done_or_error(failed);
+        co_await reply(answer);
+        co_return;
+      }
+      more = frame.more != 0;
       wire::Message part = std::move(frame);
       co_await reply(part);
     }
@@ -79,8 +92,12 @@ class Handlers {
   awaitable<void> operator()(wire::Sum& m) {
     const bool denied = co_await refused(m.path, false);
     if (denied) co_return;
+    auto permit = co_await cx_.slow_requests.enter(rights_.identity);
     FileSum result;
-    auto failed = attempt([&] { result = sum_file(cx_.root, m.path, static_cast<ChecksumAlgo>(m.checksum), m.size); });
+    std::function<void()> sum = [&] {
+      result = sum_file(cx_.root, m.path, static_cast<ChecksumAlgo>(m.checksum), m.size, &cx_.stopping);
+    };
+    auto failed = co_await off_thread(sum);
     wire::Message answer = failed ? done_or_error(failed) : wire::Message(wire::SumOk{result.size, result.value});
     co_await reply(answer);
   }
@@ -112,6 +129,14 @@ class Handlers {
  private:
   // Messages are named before a co_await, never temporaries in it: g++ 12 mishandles those.
   awaitable<void> reply(wire::Message& message) { co_await net::send_message(*conn_, message); }
+
+  // Runs `work` on the blocking pool; its pxfer::Error, if any, is what the client is told.
+  awaitable<std::optional<Error>> off_thread(const std::function<void()>& work) {
+    std::optional<Error> failed;
+    std::function<void()> guarded = [&] { failed = attempt(work); };
+    co_await cx_.blocking.run(guarded);
+    co_return failed;
+  }
 
   // True (and the client told why) when the identity may not touch `path` this way. Callers
   // name the result before testing it: g++ 12 miscompiles `if (co_await ...)` (SIGILL here).

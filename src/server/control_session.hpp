@@ -8,6 +8,7 @@
 
 #include "admission.hpp"
 #include "authenticator.hpp"
+#include "blocking_pool.hpp"
 #include "metrics.hpp"
 #include "net/connection.hpp"
 #include "pxfer/file_io.hpp"
@@ -25,6 +26,8 @@ struct SessionContext {
   Admission& admission;
   Metrics& metrics;
   const std::atomic<bool>& stopping;
+  BlockingPool& blocking;       // SUM and LIST run here, off the network threads
+  IdentityGate& slow_requests;  // at most so many of them per identity at once
 };
 
 net::awaitable<void> serve_connection(const SessionContext& cx, std::shared_ptr<net::Connection> conn);

@@ -20,6 +20,7 @@
 
 #include "admission.hpp"
 #include "authenticator.hpp"
+#include "blocking_pool.hpp"
 #include "control_session.hpp"
 #include "identity.hpp"
 #include "listener.hpp"
@@ -42,7 +43,10 @@ struct Server::Impl {
         auth(options),
         admission(std::make_shared<server::Admission>(server::AdmissionLimits{
             options.max_active, options.max_streams_per_client, options.max_clients, options.max_starts_per_second})),
-        transfers(options, root, admission, metrics),
+        blocking(std::max(1u, options.blocking_threads)),
+        slow_requests(std::max(1u, options.max_slow_requests_per_identity)),
+        opening(std::max(1u, options.open_threads)),
+        transfers(options, root, admission, metrics, opening),
         identity(server::load_or_create_identity(options.cert_file, options.key_file, options.state_dir)),
         tls(net::make_server_tls(net::ServerTlsConfig{identity.cert_file, identity.key_file, options.client_ca_file})) {
     // Refuse to serve without client authentication before the port is bound.
@@ -111,6 +115,9 @@ struct Server::Impl {
   server::Authenticator auth;
   std::shared_ptr<server::Admission> admission;
   server::Metrics metrics;  // --metrics-listen (metrics.hpp)
+  server::BlockingPool blocking;     // outlives the sessions and transfers that wait on it
+  server::IdentityGate slow_requests;
+  server::BlockingPool opening;      // a transfer's file open, apart from SUM and LIST
   server::TransferService transfers;
   server::ServerIdentity identity;
   net::TlsContextPtr tls;
@@ -122,7 +129,8 @@ struct Server::Impl {
   std::mutex sweep_mutex;
   std::condition_variable sweep_wake;
   std::atomic<bool> sweep_stop{false};
-  const server::SessionContext sessions{options, root, auth, transfers, *admission, metrics, stopping};
+  const server::SessionContext sessions{options, root, auth, transfers, *admission, metrics, stopping, blocking,
+                                        slow_requests};
 };
 
 Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}

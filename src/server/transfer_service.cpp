@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <functional>
 
 #include <spdlog/spdlog.h>
 
@@ -55,29 +56,49 @@ void TransferService::refuse_if_draining() const {
 }
 
 TransferService::TransferService(const ServerOptions& options, const Directory& root, std::shared_ptr<Admission> admission,
-                                 Metrics& metrics)
+                                 Metrics& metrics, BlockingPool& blocking)
     : options_(options), root_(root), admission_(std::move(admission)), metrics_(metrics),
-      disk_pacer_(static_cast<double>(options.emulate_disk_rate)) {}
+      disk_pacer_(static_cast<double>(options.emulate_disk_rate)), blocking_(blocking) {}
 
-// Opens the file the client named; errors become an ERROR frame and the session goes on.
-std::shared_ptr<transfer::Transfer> TransferService::open_transfer(wire::Open& open, std::uint64_t caps,
-                                                                   asio::any_io_executor ex) {
-  transfer::Settings settings = transfer::server_settings(open, transfer::ServerPolicy{options_.attach_timeout}, caps);
-  if (!open.congestion.empty() && !has_word(available_congestion_controls(), open.congestion))
-    throw Error(Errc::usage, "congestion control '" + open.congestion + "' is not available on the server; available: " +
-                                 available_congestion_controls());
+// Opening may block (a slow disk, preallocating a put's space): this runs on the blocking pool.
+// A get's source is opened O_NONBLOCK and must be a regular file (FileSource).
+TransferService::OpenedFile TransferService::open_file(const wire::Open& open) {
+  OpenedFile file;
   if (open.direction == wire::Direction::get) {
-    FileSource source(root_, open.path);
-    open.streams = transfer::server_get_streams(open, caps, source.size());
-    settings.streams = open.streams;
-    return transfer::Transfer::sending(ex, std::move(source), settings);
+    file.source = std::make_unique<FileSource>(root_, open.path);
+    return file;
   }
   SinkOptions sink_options{(open.flags & wire::open_overwrite) != 0, (open.flags & wire::open_no_resume) == 0,
                            (open.flags & wire::open_sync) != 0, open.block_size, open.mtime_ns,
                            options_.partial_max_age.count(), options_.emulate_disk_rate > 0 ? &disk_pacer_ : nullptr};
   sink_options.max_file_size = options_.max_file_size;
-  auto sink = std::make_unique<FileSink>(root_, open.path, open.size, sink_options);
-  return transfer::Transfer::receiving(ex, std::move(sink), settings);
+  file.sink = std::make_unique<FileSink>(root_, open.path, open.size, sink_options);
+  return file;
+}
+
+// Opens the file the client named; errors become an ERROR frame and the session goes on.
+std::shared_ptr<transfer::Transfer> TransferService::open_transfer(wire::Open& open, std::uint64_t caps,
+                                                                   asio::any_io_executor ex, OpenedFile file) {
+  transfer::Settings settings = transfer::server_settings(open, transfer::ServerPolicy{options_.attach_timeout}, caps);
+  if (open.direction == wire::Direction::get) {
+    open.streams = transfer::server_get_streams(open, caps, file.source->size());
+    settings.streams = open.streams;
+    return transfer::Transfer::sending(ex, std::move(*file.source), settings);
+  }
+  return transfer::Transfer::receiving(ex, std::move(file.sink), settings);
+}
+
+// The file is opened on the blocking pool (its Error rethrown here), the transfer made here.
+net::awaitable<std::shared_ptr<transfer::Transfer>> TransferService::open_off_thread(wire::Open& open,
+                                                                                  std::uint64_t caps) {
+  if (!open.congestion.empty() && !has_word(available_congestion_controls(), open.congestion))
+    throw Error(Errc::usage, "congestion control '" + open.congestion + "' is not available on the server; available: " +
+                                 available_congestion_controls());
+  OpenedFile file;
+  std::function<void()> open_it = [&] { file = open_file(open); };
+  co_await blocking_.run(open_it);
+  auto ex = co_await asio::this_coro::executor;
+  co_return open_transfer(open, caps, ex, std::move(file));
 }
 
 net::awaitable<void> TransferService::take_over(const wire::Open& open, const std::string& owner) {
@@ -228,7 +249,7 @@ net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> con
     if (has_id) co_await take_over(open, owner);
     auto ex = co_await asio::this_coro::executor;
     if (has_id) t = committed_again(open, owner, caps, ex);
-    if (!t) t = open_transfer(open, caps, ex);
+    if (!t) t = co_await open_off_thread(open, caps);
   } catch (const Error& e) {
     refused = e;
   }

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "admission.hpp"
+#include "blocking_pool.hpp"
 #include "metrics.hpp"
 #include "net/connection.hpp"
 #include "pxfer/file_io.hpp"
@@ -19,7 +20,7 @@ namespace pxfer::server {
 class TransferService {
  public:
   TransferService(const ServerOptions& options, const Directory& root, std::shared_ptr<Admission> admission,
-                  Metrics& metrics);
+                  Metrics& metrics, BlockingPool& blocking);
 
   // One OPEN on a control connection, to its end. A refusal is sent as ERROR and the session goes
   // on; a failure midway is sent and thrown (the control connection is in an unknown state).
@@ -49,7 +50,15 @@ class TransferService {
 
  private:
   void refuse_if_draining() const;
-  std::shared_ptr<transfer::Transfer> open_transfer(wire::Open& open, std::uint64_t caps, boost::asio::any_io_executor ex);
+  // The file a transfer reads (a get) or writes (a put), opened on the blocking pool.
+  struct OpenedFile {
+    std::unique_ptr<FileSource> source;
+    std::unique_ptr<FileSink> sink;
+  };
+  OpenedFile open_file(const wire::Open& open);
+  std::shared_ptr<transfer::Transfer> open_transfer(wire::Open& open, std::uint64_t caps, boost::asio::any_io_executor ex,
+                                                    OpenedFile file);
+  net::awaitable<std::shared_ptr<transfer::Transfer>> open_off_thread(wire::Open& open, std::uint64_t caps);
   net::awaitable<std::unique_ptr<Admission::Slot>> wait_for_slot(std::shared_ptr<net::Connection> conn, wire::Open& open,
                                                                  std::uint64_t caps);
   // A retry (same transfer id, same identity and path) of a put still running here ends that one
@@ -72,6 +81,7 @@ class TransferService {
   TransferRegistry registry_;
   std::atomic<bool> refusing_{false};
   std::atomic<unsigned> in_service_{0};
+  BlockingPool& blocking_;
 };
 
 // The client as admission control counts it: its address (an IPv4-mapped IPv6 address as IPv4).

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -360,6 +361,30 @@ class Confinement : public ::testing::Test {
   TempDir tmp;
   const Bytes data = random_bytes(64, 13);
 };
+
+// Opening a FIFO for reading waits for a writer: sources and SUMs open O_NONBLOCK and refuse
+// anything but a regular file, so this returns at once (before, it hung until someone wrote).
+TEST_F(Confinement, FifoIsRefusedWithoutWaitingForAWriter) {
+  ASSERT_EQ(::mkfifo((tmp / "root/fifo").c_str(), 0600), 0);
+  auto dir = Directory::open_root(tmp / "root", true);
+  try {
+    FileSource s(dir, "fifo");
+    ADD_FAILURE() << "a FIFO was opened as a source";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not a regular file (a FIFO)"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(error_of([&] { sum_file(dir, "fifo", ChecksumAlgo::sha256, 0); }).has_value());
+}
+
+TEST_F(Confinement, SumStopsWhenCancelled) {
+  auto dir = Directory::open_root(tmp / "root", true);
+  std::atomic<bool> cancelled{false};
+  EXPECT_EQ(sum_file(dir, "data.bin", ChecksumAlgo::sha256, data.size(), &cancelled).value,
+            sum_file(dir, "data.bin", ChecksumAlgo::sha256, data.size()).value);
+  cancelled = true;
+  EXPECT_EQ(error_of([&] { sum_file(dir, "data.bin", ChecksumAlgo::sha256, data.size(), &cancelled); }),
+            Errc::interrupted);
+}
 
 TEST_F(Confinement, DotDotAndAbsolutePathsAreRefused) {
   Directory dir = Directory::open_root(tmp / "root", true);

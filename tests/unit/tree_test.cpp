@@ -8,6 +8,7 @@
 
 #include "io/tree.hpp"
 #include "pxfer/error.hpp"
+#include "pxfer/wire.hpp"
 #include "test_support.hpp"
 
 namespace pxfer {
@@ -83,6 +84,39 @@ TEST_F(Tree, MakeDirectoriesCreatesParentsAndNeverFollowsSymlinks) {
   EXPECT_FALSE(fs::exists(outside + "/x"));
   EXPECT_EQ(code_of([&] { make_directories(root(), "../x"); }), Errc::permission);
   EXPECT_NE(code_of([&] { make_directories(root(), "top/x"); }), Errc::ok);  // a file in the way
+}
+
+// pxferd streams a LIST: frames of at most one control payload, `more` on all but the last, and
+// together the same entries, in the same order, as the whole listing.
+TEST_F(Tree, WalkYieldsFramesThatFitAndAddUpToTheWholeListing) {
+  fs::create_directories(root_path + "/big");
+  for (int i = 0; i < 3000; ++i)
+    test::write_file(root_path + "/big/a-name-long-enough-to-need-several-frames-" + std::to_string(i), {});
+  const auto whole = list_tree(root(), "");
+  ASSERT_EQ(whole.size(), 3005u);
+  TreeWalk walk(root(), "");
+  std::vector<wire::ListEntry> streamed;
+  std::size_t frames = 0;
+  for (;;) {
+    wire::Listing frame = walk.next();
+    ++frames;
+    EXPECT_LE(wire::encode(frame).size(), wire::header_size + wire::max_control_payload);
+    for (auto& e : frame.entries) streamed.push_back(std::move(e));
+    if (!frame.more) break;
+    EXPECT_FALSE(frame.entries.empty());
+  }
+  EXPECT_GT(frames, 2u);
+  EXPECT_EQ(streamed, whole);
+}
+
+TEST_F(Tree, WalkOfAnEmptyDirectoryIsOneEmptyFrameAndTooManyEntriesThrowMidway) {
+  fs::create_directories(root_path + "/empty");
+  TreeWalk empty(root(), "empty");
+  auto frame = empty.next();
+  EXPECT_TRUE(frame.entries.empty());
+  EXPECT_EQ(frame.more, 0);
+  TreeWalk limited(root(), "", 3);
+  EXPECT_EQ(code_of([&] { limited.next(); }), Errc::usage);
 }
 
 }  // namespace
