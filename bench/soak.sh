@@ -8,7 +8,9 @@
 # so it resumes from what the receiver kept.
 # Report: transfers completed and failed, faults injected, retries, resumed bytes, stream
 # recoveries, and corrupt files (a file under its final name that differs from its source: must
-# be 0) and lost files (a transfer that reported success without the file: must be 0).
+# be 0) and lost files (a transfer that reported success without the file: must be 0), and the
+# temporary files (.NAME.pxfer-*) still in the export or the client's directory once
+# --partial-max-age (5 s here, both ends) has passed after the last transfer: must be 0 (issue 16).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 minutes="${1:-10}"
@@ -32,7 +34,7 @@ export PXFER_KNOWN_HOSTS="$work/known_hosts"
 start_server() {
   rm -f "$work/port"
   "$bin/pxferd" --root "$work/root" --listen 127.0.0.1:0 --insecure-no-auth --state-dir "$work/state" \
-    --port-file "$work/port" 2>>"$work/pxferd.log" & spid=$!
+    --partial-max-age 5s --port-file "$work/port" 2>>"$work/pxferd.log" & spid=$!
   for _ in $(seq 200); do [ -s "$work/port" ] && break; sleep 0.02; done
 }
 start_server
@@ -90,7 +92,7 @@ while [ "$(date +%s)" -lt "$deadline" ]; do
     cmd=("$bin/pxfer" put "$src" "$url/out$i.bin")
   else
     dir=get; src="$work/root/f$s.bin"; dest="$work/local/out$i.bin"
-    cmd=("$bin/pxfer" get "$url/f$s.bin" "$dest")
+    cmd=("$bin/pxfer" get "$url/f$s.bin" "$dest" --partial-max-age 5s)
   fi
   cmd+=(-p 4 --retries 6 --stall-timeout 2s --json)
   attempt_runs=0
@@ -132,6 +134,13 @@ while [ "$(date +%s)" -lt "$deadline" ]; do
   rm -f "$dest"
 done
 
+# Leftovers: pxferd sweeps its tree every 2.5 s (half of --partial-max-age); a get sweeps its
+# directory when it starts, so one last get does the client's side.
+sleep 8
+"$bin/pxfer" get "$url/f1.bin" "$work/local/last.bin" --partial-max-age 5s >/dev/null 2>&1 || true
+leftovers=$(find "$work/root" "$work/local" -name '.*.pxfer-*' | wc -l)
+[ "$leftovers" = 0 ] || find "$work/root" "$work/local" -name '.*.pxfer-*' >&2
+
 kinds=""; for k in "${!fault_kinds[@]}"; do kinds+="$k=${fault_kinds[$k]} "; done
 cat <<EOF
 soak: $minutes min, seed $seed, 4 streams, --retries 6 --stall-timeout 2s, 25 MB/s per connection
@@ -143,5 +152,6 @@ resumed bytes:       $resumed
 stream recoveries:   $recoveries
 corrupt files:       $corrupt
 lost files:          $lost
+temporaries left:    $leftovers
 EOF
-[ "$corrupt" = 0 ] && [ "$lost" = 0 ]
+[ "$corrupt" = 0 ] && [ "$lost" = 0 ] && [ "$leftovers" = 0 ]

@@ -88,6 +88,16 @@ echo "== benchmark smoke run (bench/results/ has the real figures) =="
 "$build_dir/bin/pxfer-bench" --benchmark_min_time=0.01 \
   --benchmark_filter='Encode|Decode|BlockHeader|Adler32|Sha256|RawLoopback|LoopbackPut/4|LoopbackGet/4' || status=$?
 
+# The reliability soak (bench/soak.sh, docs/reliability.md) in the optional long run:
+# PXFER_SOAK_MINUTES (default 0: skipped). A corrupt or lost file, or a temporary file left behind,
+# fails the run.
+soak_status=0
+if [ "${PXFER_SOAK_MINUTES:-0}" != 0 ]; then
+  echo "== soak: ${PXFER_SOAK_MINUTES} min (bench/soak.sh) =="
+  PXFER_BUILD_DIR="$build_dir" "$here/bench/soak.sh" "$PXFER_SOAK_MINUTES" || soak_status=$?
+  [ "$soak_status" = 0 ] || status=1
+fi
+
 # libFuzzer targets (fuzz/): PXFER_FUZZ_SECONDS per target (60; 0 skips). A crash fails the run;
 # no clang/libFuzzer is a visible skip (exit 77), not a failure.
 if [ "${PXFER_FUZZ_SECONDS:-30}" != 0 ]; then

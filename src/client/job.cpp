@@ -339,12 +339,21 @@ awaitable<void> run_job_body(asio::io_context& ioc, Job& job, std::optional<Cont
   } catch (const Error& e) {
     failure = e;
   }
+  // A get whose file was verified and renamed into place here is done, even when RESULT could not
+  // reach the server afterwards: a retry would only find the destination existing.
+  const auto committed_here = t->committed_here();
+  const bool result_lost = failure && committed_here.has_value();
+  if (result_lost) {
+    spdlog::debug("the file is in place; the server may not have heard so: {}", failure->what());
+    job.summary.checksum_value = *committed_here;
+    failure.reset();
+  }
   if (failure) {
     t->fail(*failure);
     co_await net::send_error_quietly(*control, *failure);
     throw *failure;
   }
-  link_clean = true;
+  link_clean = !result_lost;
   finish_summary(job, *t, progress, start);
 }
 

@@ -278,7 +278,9 @@ net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> con
   }
   registry_.remove(token);
   if (has_id) registry_.remove_running(open.transfer_id, t.get());
-  if (has_id && !failure) remember_commit(open, owner, t->file_size(), checksum);
+  // Recorded once the file is in place, whatever happened after (a RESULT that could not be sent
+  // to a client that died at that moment is the very case a retry must be answered for).
+  if (auto committed = t->committed_here(); has_id && committed) remember_commit(open, owner, t->file_size(), *committed);
   TransferAccount a = account_of(*conn, open, who, &token);
   a.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   a.rate_mbps = a.seconds > 0 ? static_cast<double>(t->bytes_moved()) / a.seconds / 1e6 : 0;

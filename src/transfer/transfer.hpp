@@ -115,6 +115,12 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   // empty with --checksum none).
   awaitable<std::string> run_control(std::shared_ptr<Connection> control, bool streams_on_control);
 
+  // Receiver: the checksum of the file this side verified and renamed into place, once it did (a
+  // failure after that, such as RESULT not reaching the sender, leaves a whole file behind).
+  std::optional<std::string> committed_here() const {
+    std::lock_guard lock(mutex_);
+    return committed_here_;
+  }
   // This side's figures for every stream: bytes, and TCP_INFO of the streams still open.
   std::vector<wire::StreamFigures> local_figures();
   // Receives the sender's STATS while this side receives (called on the control strand).
@@ -203,6 +209,7 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   // heartbeats may pause; COMMIT's answer has a deadline of its own.
   std::atomic<bool> commit_sent_{false};
   std::optional<std::string> committed_checksum_;  // already_committed
+  std::optional<std::string> committed_here_;      // under mutex_
   std::string far_end(const Connection& control) const { return far_end_.empty() ? control.peer() : far_end_; }
 };
 

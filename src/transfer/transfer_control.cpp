@@ -206,6 +206,10 @@ awaitable<std::string> Transfer::commit_as_receiver(Connection& control) {
     }
   }
   if (problem) co_await refuse(*problem);
+  {
+    std::lock_guard lock(mutex_);
+    committed_here_ = local;
+  }
   wire::Message verdict = wire::Result{0, local, "ok"};
   co_await net::send_message(control, verdict);
   co_return local;
