@@ -6,12 +6,15 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
 
 #include "batch_command.hpp"
 #include "cli_support.hpp"
+#include "cp_command.hpp"
+#include "namespace_command.hpp"
 #include "report_command.hpp"
 #include "client_help.hpp"
 #include "command_line.hpp"
@@ -20,6 +23,7 @@
 #include "pxfer/error.hpp"
 #include "pxfer/json_printer.hpp"
 #include "pxfer/limits.hpp"
+#include "pxfer/namespace.hpp"
 #include "pxfer/progress_printer.hpp"
 #include "pxfer/report_recorder.hpp"
 #include "pxfer/secret_file.hpp"
@@ -91,7 +95,7 @@ std::string read_token(const SecurityArgs& a) {
   return token;
 }
 
-void apply_security(const SecurityArgs& a) {
+ClientSecurity to_security(const SecurityArgs& a) {
   ClientSecurity s;
   s.ca_file = a.ca;
   s.known_hosts_file = a.known_hosts;
@@ -104,7 +108,29 @@ void apply_security(const SecurityArgs& a) {
   }
   if (a.cert.empty() != a.key.empty()) throw Error(Errc::usage, "--cert and --key go together");
   s.token = read_token(a);
-  set_client_security(std::move(s));
+  return s;
+}
+
+void apply_security(const SecurityArgs& a) { set_client_security(to_security(a)); }
+
+// --parents: the directory a single put or get writes into is made first (for a URL ending in /
+// or a local DEST ending in /, that directory itself).
+void make_destination_parents(bool is_put, const std::string& dest, const SecurityArgs& security,
+                              std::chrono::milliseconds connect_timeout) {
+  if (dest.empty()) return;
+  if (!is_put) {
+    std::string dir = dest.ends_with('/') ? dest : parent_path(dest);
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+    if (ec) throw Error(errc_from_errno(ec.value()), "--parents: cannot create " + dir + ": " + ec.message());
+    return;
+  }
+  std::string why;
+  auto url = parse_url(dest, &why);
+  if (!url) throw Error(Errc::usage, dest + ": " + why);
+  RemoteNamespace ns(to_security(security), connect_timeout);
+  if (url->trailing_slash) ns.mkdir(*url, true);
+  else ns.make_parents(*url);
 }
 
 void add_common(CLI::App& cmd, CommonArgs& a) {
@@ -306,7 +332,7 @@ int run_doctor(std::string url_text, const std::string& target, double loss_pct,
 // put or get: one file, or a batch (-r, --from-file). SOURCE and DEST as given (a put's local file
 // and URL, a get's URL and local path), checked here: --from-file needs neither.
 int run_transfer_command(bool is_put, const CommonArgs& args, const cli::BatchArgs& batch, const std::string& source,
-                         const std::string& dest, const SecurityArgs& security) {
+                         const std::string& dest, const SecurityArgs& security, bool parents = false) {
   cli::set_verbosity(args.verbose);
   JsonPrinter json(stdout);
   // The bar on a terminal; the gridftp lines otherwise or with --rate-lines.
@@ -316,6 +342,7 @@ int run_transfer_command(bool is_put, const CommonArgs& args, const cli::BatchAr
   try {
     apply_security(security);
     ClientOptions options = to_options(args);
+    if (parents) make_destination_parents(is_put, dest, security, options.connect_timeout);
     if (!args.report.empty()) {
       cli::check_report_path("--report", args.report);
       recorder.emplace(command_label(is_put, args, batch));
@@ -379,6 +406,20 @@ int main(int argc, char** argv) {
   get->add_option("LOCAL", get_local, "local file or directory (a trailing / means into that directory)");
   add_common(*get, get_args);
   cli::add_batch_options(*get, get_batch, false);
+  bool put_parents = false, get_parents = false;
+  put->add_flag("--parents", put_parents, "create the missing directories above the destination (gfal-copy -p)");
+  get->add_flag("--parents", get_parents, "create the missing directories above the destination (gfal-copy -p)");
+  CommonArgs cp_args;
+  cli::BatchArgs cp_batch;
+  std::vector<std::string> cp_paths;
+  bool cp_parents = false;
+  auto* cp = app.add_subcommand("cp", "copy SRC... to DST, either side local or pxfer:// (put or get, chosen for you)");
+  cp->add_option("SRC... DST", cp_paths, "local files or pxfer:// URLs; with several sources DST is a directory");
+  add_common(*cp, cp_args);
+  cli::add_batch_options(*cp, cp_batch, true);
+  cp->add_flag("--parents", cp_parents, "create the missing directories above the destination (gfal-copy -p)");
+  cli::NamespaceArgs ns_args;
+  const cli::NamespaceCommands ns_commands = cli::add_namespace_commands(app, ns_args);
   std::string doctor_url, doctor_target = "10gbit";
   double doctor_loss_pct = 0;
   unsigned doctor_pings = 10;
@@ -408,7 +449,8 @@ int main(int argc, char** argv) {
   cli::ReportArgs report_args;
   auto* report = cli::add_report_command(app, report_args);
   SecurityArgs security;
-  for (auto* cmd : {put, get, doctor, sweep}) add_security(*cmd, security);
+  for (auto* cmd : {put, get, doctor, sweep, cp}) add_security(*cmd, security);
+  for (auto* cmd : ns_commands.all()) add_security(*cmd, security);
   // Last, so that every subcommand's options are there to be grouped (tools/client_help.hpp).
   app.set_version_flag("--version", std::string("pxfer ") + version + " (git " + revision() + ")", "print the version and exit");
   cli::lay_out_help(app);
@@ -429,7 +471,19 @@ int main(int argc, char** argv) {
   if (doctor->parsed()) return run_doctor(doctor_url, doctor_target, doctor_loss_pct, doctor_pings, doctor_json, security);
   if (sweep->parsed()) return run_sweep_command(sweep_args, security);
   if (report->parsed()) return cli::run_report_command(report_args);
+  if (const CLI::App* ns = ns_commands.parsed())
+    return cli::run_namespace_command(*ns, ns_args, [&] { return to_security(security); });
+  if (cp->parsed()) {
+    try {
+      return cli::run_cp(cp_paths, !cp_batch.from_file.empty(), [&](bool is_put, const std::string& s, const std::string& d) {
+        return run_transfer_command(is_put, cp_args, cp_batch, s, d, security, cp_parents);
+      });
+    } catch (const Error& e) {
+      std::fprintf(stderr, "pxfer: %s\n", e.what());
+      return exit_code(e.code());
+    }
+  }
   const bool is_put = put->parsed();
-  return is_put ? run_transfer_command(true, put_args, put_batch, put_local, put_remote, security)
-                : run_transfer_command(false, get_args, get_batch, get_remote, get_local, security);
+  return is_put ? run_transfer_command(true, put_args, put_batch, put_local, put_remote, security, put_parents)
+                : run_transfer_command(false, get_args, get_batch, get_remote, get_local, security, get_parents);
 }

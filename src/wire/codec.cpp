@@ -224,6 +224,21 @@ template <class IO, class E> void entry_fields(IO& io, E& e) {
   mtime(io, e.mtime_ns);
   io.str(e.relative_path, max_path_length);
 }
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Stat> {
+  io.str(m.path, max_path_length);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, StatOk> {
+  entry_fields(io, m.entry);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Rename> {
+  io.str(m.from, max_path_length);
+  io.str(m.to, max_path_length);
+  io.u8(m.overwrite);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, RemoveTree> {
+  io.str(m.path, max_path_length);
+  io.u8(m.recursive);
+}
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Listing> {
   io.u8(m.more);
   // The count cannot promise more entries than one payload holds.
@@ -269,6 +284,10 @@ template <> constexpr FrameType type_for<AuthOk>() { return FrameType::auth_ok; 
 template <> constexpr FrameType type_for<Sum>() { return FrameType::sum; }
 template <> constexpr FrameType type_for<SumOk>() { return FrameType::sum_ok; }
 template <> constexpr FrameType type_for<SetAttributes>() { return FrameType::set_attributes; }
+template <> constexpr FrameType type_for<Stat>() { return FrameType::stat; }
+template <> constexpr FrameType type_for<StatOk>() { return FrameType::stat_ok; }
+template <> constexpr FrameType type_for<Rename>() { return FrameType::rename; }
+template <> constexpr FrameType type_for<RemoveTree>() { return FrameType::remove_tree; }
 
 void put_header(std::uint8_t* out, FrameType type, std::uint32_t length) {
   std::vector<std::uint8_t> tmp;
@@ -331,6 +350,10 @@ std::uint32_t max_payload(FrameType type) noexcept {
     case FrameType::sum:
     case FrameType::sum_ok:
     case FrameType::set_attributes: return max_control_payload;
+    case FrameType::stat:
+    case FrameType::stat_ok:
+    case FrameType::rename:
+    case FrameType::remove_tree: return max_control_payload;
   }
   return 0;
 }
@@ -405,6 +428,23 @@ DecodeStatus decode_message(const FrameHeader& header, std::span<const std::uint
     }
     case FrameType::sum_ok: st = decode_as<SumOk>(payload, out); break;
     case FrameType::set_attributes: st = decode_as<SetAttributes>(payload, out); break;
+    case FrameType::stat: st = decode_as<Stat>(payload, out); break;
+    case FrameType::stat_ok: {
+      st = decode_as<StatOk>(payload, out);
+      const auto kind = st == DecodeStatus::ok ? std::get<StatOk>(out).entry.kind : EntryKind::file;
+      if (kind != EntryKind::file && kind != EntryKind::directory) return DecodeStatus::bad_field;
+      break;
+    }
+    case FrameType::rename: {
+      st = decode_as<Rename>(payload, out);
+      if (st == DecodeStatus::ok && std::get<Rename>(out).overwrite > 1) return DecodeStatus::bad_field;
+      break;
+    }
+    case FrameType::remove_tree: {
+      st = decode_as<RemoveTree>(payload, out);
+      if (st == DecodeStatus::ok && std::get<RemoveTree>(out).recursive > 1) return DecodeStatus::bad_field;
+      break;
+    }
     case FrameType::auth_ok: {
       st = decode_as<AuthOk>(payload, out);
       if (st == DecodeStatus::ok && (std::get<AuthOk>(out).rights & ~(right_read | right_write)) != 0)
