@@ -109,6 +109,21 @@ check "gfal-copy -f replaces it ($out)" cmp -s "$work/local/other.bin" "$work/ro
 
 run gfal-ls -D "PXFER:TOKEN_FILE=$work/wrong.token" "$base/"
 check "a wrong token: EACCES (13), one clean message ($rc: $out)" bash -c '[ "$1" -eq 13 ] && [[ "$2" == *"authentication failed"* ]]' _ "$rc" "$out"
+# FTS3 hands a transfer its token as a BEARER credential: it wins over the (here wrong) TOKEN_FILE.
+run /usr/bin/python3 - "$base/k.bin" "$(cat "$work/writer.token")" "$work/wrong.token" <<'PY'
+import sys, gfal2
+url, token, wrong = sys.argv[1], sys.argv[2], sys.argv[3]
+ctx = gfal2.creat_context()
+ctx.set_opt_string("PXFER", "TOKEN_FILE", wrong)
+try:
+    ctx.stat(url)
+    raise SystemExit("the wrong TOKEN_FILE was accepted")
+except gfal2.GError as e:
+    assert e.code == 13, e
+ctx.cred_set("pxfer://", ctx.cred_new("BEARER", token))
+print("size with the BEARER credential:", ctx.stat(url).st_size)
+PY
+check "a BEARER credential from gfal2 is the pxfer token ($out)" test "$rc" -eq 0
 run gfal-stat "pxfer://127.0.0.1:1/x"
 check "nobody listening: ECONNREFUSED (111) ($rc: $out)" test "$rc" -eq 111
 
