@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "pxfer/error.hpp"
@@ -142,6 +143,26 @@ NamespaceCommands add_namespace_commands(CLI::App& app, NamespaceArgs& a) {
     cmd->add_option("--connect-timeout", a.connect_timeout, "seconds to wait for the server")->capture_default_str();
   }
   return c;
+}
+
+void add_parents_flag(CLI::App& command, bool& parents) {
+  command.add_flag("--parents", parents, "create the missing directories above the destination (gfal-copy -p)");
+}
+
+void make_destination_parents(bool is_put, const std::string& dest, const ClientSecurity& security,
+                              std::chrono::milliseconds connect_timeout) {
+  if (dest.empty()) return;
+  if (!is_put) {
+    std::string dir = dest.ends_with('/') ? dest : parent_path(dest);
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+    if (ec) throw Error(errc_from_errno(ec.value()), "--parents: cannot create " + dir + ": " + ec.message());
+    return;
+  }
+  Url url = url_argument(dest);
+  RemoteNamespace ns(security, connect_timeout);
+  if (url.trailing_slash) ns.mkdir(url, true);
+  else ns.make_parents(url);
 }
 
 int run_namespace_command(const CLI::App& command, const NamespaceArgs& a,

@@ -41,4 +41,10 @@ NamespaceCommands add_namespace_commands(CLI::App& app, NamespaceArgs& args);
 int run_namespace_command(const CLI::App& command, const NamespaceArgs& args,
                           const std::function<ClientSecurity()>& security);
 
+// --parents on put, get and cp: the directory a single transfer writes into is made first (for a
+// URL ending in / or a local DEST ending in /, that directory itself).
+void add_parents_flag(CLI::App& command, bool& parents);
+void make_destination_parents(bool is_put, const std::string& dest, const ClientSecurity& security,
+                              std::chrono::milliseconds connect_timeout);
+
 }  // namespace pxfer::cli

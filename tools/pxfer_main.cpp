@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -23,7 +22,6 @@
 #include "pxfer/error.hpp"
 #include "pxfer/json_printer.hpp"
 #include "pxfer/limits.hpp"
-#include "pxfer/namespace.hpp"
 #include "pxfer/progress_printer.hpp"
 #include "pxfer/report_recorder.hpp"
 #include "pxfer/secret_file.hpp"
@@ -55,6 +53,7 @@ struct CommonArgs {
   bool encrypt = false;
   std::string report;       // --report FILE.html
   bool rate_lines = false;  // gridftp lines even on a terminal
+  bool parents = false;     // --parents: make the destination's missing directories first
 };
 
 // Trust and credentials, shared by every subcommand (docs/security.md).
@@ -113,26 +112,6 @@ ClientSecurity to_security(const SecurityArgs& a) {
 
 void apply_security(const SecurityArgs& a) { set_client_security(to_security(a)); }
 
-// --parents: the directory a single put or get writes into is made first (for a URL ending in /
-// or a local DEST ending in /, that directory itself).
-void make_destination_parents(bool is_put, const std::string& dest, const SecurityArgs& security,
-                              std::chrono::milliseconds connect_timeout) {
-  if (dest.empty()) return;
-  if (!is_put) {
-    std::string dir = dest.ends_with('/') ? dest : parent_path(dest);
-    std::error_code ec;
-    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
-    if (ec) throw Error(errc_from_errno(ec.value()), "--parents: cannot create " + dir + ": " + ec.message());
-    return;
-  }
-  std::string why;
-  auto url = parse_url(dest, &why);
-  if (!url) throw Error(Errc::usage, dest + ": " + why);
-  RemoteNamespace ns(to_security(security), connect_timeout);
-  if (url->trailing_slash) ns.mkdir(*url, true);
-  else ns.make_parents(*url);
-}
-
 void add_common(CLI::App& cmd, CommonArgs& a) {
   cmd.add_option("-p,--streams", a.streams, "parallel TCP data streams (1-64)")->capture_default_str();
   cmd.add_option("--block-size", a.block_size, "block size, 1M-16M (K/M/G = 1024-based)")->capture_default_str();
@@ -161,6 +140,7 @@ void add_common(CLI::App& cmd, CommonArgs& a) {
       ->capture_default_str();
   cmd.add_flag("--sync", a.sync, "the receiver makes each block durable (fdatasync) before acknowledging it");
   cmd.add_option("--report", a.report, "at the end, write the run as one HTML page of charts (as `pxfer report` makes)");
+  cli::add_parents_flag(cmd, a.parents);
   cmd.add_flag("--rate-lines", a.rate_lines, "print the gridftp rate lines even on a terminal (instead of the progress bar)");
 }
 
@@ -332,7 +312,7 @@ int run_doctor(std::string url_text, const std::string& target, double loss_pct,
 // put or get: one file, or a batch (-r, --from-file). SOURCE and DEST as given (a put's local file
 // and URL, a get's URL and local path), checked here: --from-file needs neither.
 int run_transfer_command(bool is_put, const CommonArgs& args, const cli::BatchArgs& batch, const std::string& source,
-                         const std::string& dest, const SecurityArgs& security, bool parents = false) {
+                         const std::string& dest, const SecurityArgs& security) {
   cli::set_verbosity(args.verbose);
   JsonPrinter json(stdout);
   // The bar on a terminal; the gridftp lines otherwise or with --rate-lines.
@@ -342,7 +322,7 @@ int run_transfer_command(bool is_put, const CommonArgs& args, const cli::BatchAr
   try {
     apply_security(security);
     ClientOptions options = to_options(args);
-    if (parents) make_destination_parents(is_put, dest, security, options.connect_timeout);
+    if (args.parents) cli::make_destination_parents(is_put, dest, to_security(security), options.connect_timeout);
     if (!args.report.empty()) {
       cli::check_report_path("--report", args.report);
       recorder.emplace(command_label(is_put, args, batch));
@@ -387,6 +367,32 @@ int run_transfer_command(bool is_put, const CommonArgs& args, const cli::BatchAr
   }
 }
 
+// pxfer cp SRC... DST: put or get, whichever side is local (tools/cp_command.hpp).
+struct CpArgs {
+  CommonArgs common;
+  cli::BatchArgs batch;
+  std::vector<std::string> paths;
+};
+
+CLI::App* add_cp_command(CLI::App& app, CpArgs& a) {
+  auto* cp = app.add_subcommand("cp", "copy SRC... to DST, either side local or pxfer:// (put or get, chosen for you)");
+  cp->add_option("SRC... DST", a.paths, "local files or pxfer:// URLs; with several sources DST is a directory");
+  add_common(*cp, a.common);
+  cli::add_batch_options(*cp, a.batch, true);
+  return cp;
+}
+
+int run_cp_command(const CpArgs& a, const SecurityArgs& security) {
+  try {
+    return cli::run_cp(a.paths, !a.batch.from_file.empty(), [&](bool is_put, const std::string& s, const std::string& d) {
+      return run_transfer_command(is_put, a.common, a.batch, s, d, security);
+    });
+  } catch (const Error& e) {
+    std::fprintf(stderr, "pxfer: %s\n", e.what());
+    return exit_code(e.code());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -406,18 +412,8 @@ int main(int argc, char** argv) {
   get->add_option("LOCAL", get_local, "local file or directory (a trailing / means into that directory)");
   add_common(*get, get_args);
   cli::add_batch_options(*get, get_batch, false);
-  bool put_parents = false, get_parents = false;
-  put->add_flag("--parents", put_parents, "create the missing directories above the destination (gfal-copy -p)");
-  get->add_flag("--parents", get_parents, "create the missing directories above the destination (gfal-copy -p)");
-  CommonArgs cp_args;
-  cli::BatchArgs cp_batch;
-  std::vector<std::string> cp_paths;
-  bool cp_parents = false;
-  auto* cp = app.add_subcommand("cp", "copy SRC... to DST, either side local or pxfer:// (put or get, chosen for you)");
-  cp->add_option("SRC... DST", cp_paths, "local files or pxfer:// URLs; with several sources DST is a directory");
-  add_common(*cp, cp_args);
-  cli::add_batch_options(*cp, cp_batch, true);
-  cp->add_flag("--parents", cp_parents, "create the missing directories above the destination (gfal-copy -p)");
+  CpArgs cp_args;
+  auto* cp = add_cp_command(app, cp_args);
   cli::NamespaceArgs ns_args;
   const cli::NamespaceCommands ns_commands = cli::add_namespace_commands(app, ns_args);
   std::string doctor_url, doctor_target = "10gbit";
@@ -473,17 +469,8 @@ int main(int argc, char** argv) {
   if (report->parsed()) return cli::run_report_command(report_args);
   if (const CLI::App* ns = ns_commands.parsed())
     return cli::run_namespace_command(*ns, ns_args, [&] { return to_security(security); });
-  if (cp->parsed()) {
-    try {
-      return cli::run_cp(cp_paths, !cp_batch.from_file.empty(), [&](bool is_put, const std::string& s, const std::string& d) {
-        return run_transfer_command(is_put, cp_args, cp_batch, s, d, security, cp_parents);
-      });
-    } catch (const Error& e) {
-      std::fprintf(stderr, "pxfer: %s\n", e.what());
-      return exit_code(e.code());
-    }
-  }
+  if (cp->parsed()) return run_cp_command(cp_args, security);
   const bool is_put = put->parsed();
-  return is_put ? run_transfer_command(true, put_args, put_batch, put_local, put_remote, security, put_parents)
-                : run_transfer_command(false, get_args, get_batch, get_remote, get_local, security, get_parents);
+  return is_put ? run_transfer_command(true, put_args, put_batch, put_local, put_remote, security)
+                : run_transfer_command(false, get_args, get_batch, get_remote, get_local, security);
 }

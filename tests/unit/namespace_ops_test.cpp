@@ -28,7 +28,8 @@ class NamespaceOps : public ::testing::Test {
   test::TempDir scratch;
   std::string root_path = scratch / "root";
   std::string outside = scratch / "outside";
-  NamespaceOps() {
+  // Before `root` opens it (members are made in order).
+  bool make_tree() {
     fs::create_directories(root_path + "/d/e");
     fs::create_directories(outside);
     test::write_file(root_path + "/d/f", test::random_bytes(10, 1));
@@ -36,7 +37,9 @@ class NamespaceOps : public ::testing::Test {
     test::write_file(outside + "/secret", test::random_bytes(3, 2));
     fs::create_directory_symlink(outside, root_path + "/d/e/out");
     fs::create_symlink(outside + "/secret", root_path + "/link");
+    return true;
   }
+  bool made = make_tree();
   Directory root = Directory::open_root(root_path, true);
 };
 
