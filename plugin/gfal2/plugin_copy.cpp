@@ -97,7 +97,7 @@ ClientOptions options_of(gfal2_context_t context, gfalt_params_t params, const C
   if (timeout > 0) o.stall_timeout = std::min<std::chrono::milliseconds>(o.stall_timeout, std::chrono::seconds(timeout));
   o.checksum = sum.algo;
   o.perf_interval = std::chrono::milliseconds(
-      std::max(100, gfal2_get_opt_integer_with_default(context, config_group, "PERF_INTERVAL_MS", 1000)));
+      std::max(50, gfal2_get_opt_integer_with_default(context, config_group, "PERF_INTERVAL_MS", 1000)));
   return o;
 }
 
