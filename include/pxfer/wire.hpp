@@ -60,6 +60,7 @@ enum class FrameType : std::uint16_t {
   stat_ok = 35,         // server -> client: the answer to STAT
   rename = 36,          // client -> server: move a name to another below the same export root (atomic)
   remove_tree = 37,     // client -> server: delete a file or a directory (its contents too when recursive)
+  list_children = 38,   // client -> server: one directory's own entries (answered with LISTING frames)
 };
 
 // Capability bits offered in HELLO and HELLO_OK; the session uses the intersection.
@@ -67,7 +68,7 @@ enum Capability : std::uint64_t {
   cap_block_acks = 1u << 0,
   cap_admission = 1u << 1,  // OPEN_OK carries the granted stream count and the server's load
   cap_on_control = 1u << 2,  // OPEN may carry open_on_control
-  cap_namespace = 1u << 3,   // the server answers STAT, RENAME and REMOVE_TREE (pxfer stat/mv/rm -r)
+  cap_namespace = 1u << 3,   // the server answers STAT, RENAME, REMOVE_TREE, LIST_CHILDREN (pxfer stat/mv/rm -r/ls)
 };
 inline constexpr std::uint64_t our_capabilities = cap_block_acks | cap_admission | cap_on_control | cap_namespace;
 
@@ -277,6 +278,12 @@ struct RemoveTree {
   std::string path;
   std::uint8_t recursive = 0;  // 0 or 1
 };
+// pxfer ls without -r, gfal-ls: the names directly in a directory, answered like LIST (LISTING
+// frames, or a listing of one with an empty relative_path when `path` is a file), so a directory
+// with a large tree below it is listed without walking the tree (cap_namespace).
+struct ListChildren {
+  std::string path;
+};
 struct InfoRequest {};
 struct Info {
   std::vector<std::pair<std::string, std::string>> entries;  // at most 64, key <= 64, value <= 256
@@ -290,7 +297,7 @@ struct Pong {
 
 using Message = std::variant<Hello, HelloOk, Open, OpenOk, Attach, AttachOk, Ack, End, Commit, Result,
                              ErrorMsg, Ping, Pong, Stats, InfoRequest, Info, Remove, Done, List, Listing, Mkdir, Queued,
-                             Auth, AuthOk, Have, Sum, SumOk, SetAttributes, Stat, StatOk, Rename, RemoveTree>;
+                             Auth, AuthOk, Have, Sum, SumOk, SetAttributes, Stat, StatOk, Rename, RemoveTree, ListChildren>;
 
 // Splits a listing into LISTING frames that each fit max_control_payload; the last has more = 0.
 // An empty listing is one frame with no entries.

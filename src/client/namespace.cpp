@@ -26,7 +26,7 @@ RemoteEntry entry_from(const wire::ListEntry& e, std::string name) {
 
 bool needs_namespace_capability(const wire::Message& m) {
   return std::holds_alternative<wire::Stat>(m) || std::holds_alternative<wire::Rename>(m) ||
-         std::holds_alternative<wire::RemoveTree>(m);
+         std::holds_alternative<wire::RemoveTree>(m) || std::holds_alternative<wire::ListChildren>(m);
 }
 
 }  // namespace
@@ -97,7 +97,9 @@ RemoteEntry RemoteNamespace::stat(const Url& url) {
 }
 
 std::vector<RemoteEntry> RemoteNamespace::list(const Url& url, bool recursive) {
-  auto replies = state_->request(url, wire::List{url.path});
+  // Without -r only the directory's own names are asked for: no walk of the tree below it.
+  const wire::Message ask = recursive ? wire::Message(wire::List{url.path}) : wire::Message(wire::ListChildren{url.path});
+  auto replies = state_->request(url, ask);
   std::vector<RemoteEntry> out;
   for (auto& reply : replies) {
     auto part = net::expect<wire::Listing>(std::move(reply), url.authority());

@@ -134,4 +134,33 @@ void remove_entry(const Directory& root, const std::string& path, bool recursive
   }
 }
 
+std::vector<wire::ListEntry> list_children(const Directory& root, const std::string& path) {
+  wire::ListEntry self = stat_entry(root, path);
+  if (self.kind == wire::EntryKind::file) return {self};
+  Fd dir(names_root(path) ? ::dup(root.fd()) : root.open_file(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
+  int listed = ::dup(dir.fd);
+  DIR* d = listed < 0 ? nullptr : ::fdopendir(listed);
+  if (!d) {
+    int err = errno;
+    if (listed >= 0) ::close(listed);
+    fail("list", path, err);
+  }
+  std::vector<wire::ListEntry> out;
+  while (auto* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    struct stat st {};
+    if (name == "." || name == ".." || ::fstatat(dir.fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) continue;
+    if (out.size() >= wire::max_list_entries) {
+      ::closedir(d);
+      throw Error(Errc::usage, path + ": more than " + std::to_string(wire::max_list_entries) + " names in it");
+    }
+    wire::ListEntry entry = entry_of(st);
+    entry.relative_path = std::move(name);
+    out.push_back(std::move(entry));
+  }
+  ::closedir(d);
+  return out;
+}
+
 }  // namespace pxfer

@@ -3,6 +3,7 @@
 // REMOVE_TREE (pxfer stat / mv / rm -r, the gfal2 plugin). Like io/tree.hpp, everything goes
 // through descriptors opened beneath the root, and no symlink is ever followed.
 #include <string>
+#include <vector>
 
 #include "pxfer/file_io.hpp"
 #include "pxfer/wire.hpp"
@@ -21,5 +22,9 @@ void rename_entry(const Directory& root, const std::string& from, const std::str
 // opened with O_NOFOLLOW: a symlink inside is removed as a name, never followed). The root itself
 // is refused. A directory that is not empty without `recursive`: Errc::exists, as rmdir(2) may say.
 void remove_entry(const Directory& root, const std::string& path, bool recursive);
+
+// The regular files and directories directly in `path` (a file: itself, with an empty relative
+// path), as LIST_CHILDREN answers; symlinks and special files are left out, as LIST does.
+std::vector<wire::ListEntry> list_children(const Directory& root, const std::string& path);
 
 }  // namespace pxfer

@@ -137,6 +137,21 @@ class Handlers {
     wire::Message answer = done_or_error(failed);
     co_await reply(answer);
   }
+  awaitable<void> operator()(wire::ListChildren& m) {
+    const bool denied = co_await refused(m.path, false);
+    if (denied) co_return;
+    std::vector<wire::ListEntry> entries;
+    auto failed = attempt([&] { entries = list_children(cx_.root, m.path); });
+    if (failed) {
+      wire::Message answer = done_or_error(failed);
+      co_await reply(answer);
+      co_return;
+    }
+    for (auto& frame : wire::split_listing(std::move(entries))) {
+      wire::Message part = std::move(frame);
+      co_await reply(part);
+    }
+  }
   // INFO (pxfer doctor, --auto): the host's TCP settings and the server's load.
   awaitable<void> operator()(wire::InfoRequest&) {
     auto entries = to_entries(read_host_settings(conn_->socket().native_handle()));

@@ -235,6 +235,9 @@ template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std
   io.str(m.to, max_path_length);
   io.u8(m.overwrite);
 }
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, ListChildren> {
+  io.str(m.path, max_path_length);
+}
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, RemoveTree> {
   io.str(m.path, max_path_length);
   io.u8(m.recursive);
@@ -288,6 +291,7 @@ template <> constexpr FrameType type_for<Stat>() { return FrameType::stat; }
 template <> constexpr FrameType type_for<StatOk>() { return FrameType::stat_ok; }
 template <> constexpr FrameType type_for<Rename>() { return FrameType::rename; }
 template <> constexpr FrameType type_for<RemoveTree>() { return FrameType::remove_tree; }
+template <> constexpr FrameType type_for<ListChildren>() { return FrameType::list_children; }
 
 void put_header(std::uint8_t* out, FrameType type, std::uint32_t length) {
   std::vector<std::uint8_t> tmp;
@@ -353,7 +357,8 @@ std::uint32_t max_payload(FrameType type) noexcept {
     case FrameType::stat:
     case FrameType::stat_ok:
     case FrameType::rename:
-    case FrameType::remove_tree: return max_control_payload;
+    case FrameType::remove_tree:
+    case FrameType::list_children: return max_control_payload;
   }
   return 0;
 }
@@ -429,6 +434,7 @@ DecodeStatus decode_message(const FrameHeader& header, std::span<const std::uint
     case FrameType::sum_ok: st = decode_as<SumOk>(payload, out); break;
     case FrameType::set_attributes: st = decode_as<SetAttributes>(payload, out); break;
     case FrameType::stat: st = decode_as<Stat>(payload, out); break;
+    case FrameType::list_children: st = decode_as<ListChildren>(payload, out); break;
     case FrameType::stat_ok: {
       st = decode_as<StatOk>(payload, out);
       const auto kind = st == DecodeStatus::ok ? std::get<StatOk>(out).entry.kind : EntryKind::file;

@@ -50,6 +50,7 @@ const char* type_name(FrameType type) noexcept {
     case FrameType::stat_ok: return "STAT_OK";
     case FrameType::rename: return "RENAME";
     case FrameType::remove_tree: return "REMOVE_TREE";
+    case FrameType::list_children: return "LIST_CHILDREN";
   }
   return "UNKNOWN";
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 
@@ -78,6 +79,24 @@ TEST_F(NamespaceOps, RemoveEmptiesADirectoryOnlyWhenRecursiveAndNeverFollowsASym
   EXPECT_EQ(code_of([&] { remove_entry(root, ".", true); }), Errc::permission);
   EXPECT_EQ(code_of([&] { remove_entry(root, "none", false); }), Errc::not_found);
   EXPECT_TRUE(fs::exists(root_path));
+}
+
+TEST_F(NamespaceOps, ListChildrenGivesOneLevelWithoutSymlinks) {
+  auto names = [](const std::vector<wire::ListEntry>& entries) {
+    std::vector<std::string> out;
+    for (const auto& e : entries) out.push_back(e.relative_path);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  EXPECT_EQ(names(list_children(root, "")), (std::vector<std::string>{"d", "top"})) << "link is a symlink: left out";
+  EXPECT_EQ(names(list_children(root, "d")), (std::vector<std::string>{"e", "f"})) << "not d/e/out: one level only";
+  EXPECT_EQ(names(list_children(root, "d/e")), std::vector<std::string>{}) << "out is a symlink";
+  auto file = list_children(root, "top");
+  ASSERT_EQ(file.size(), 1u);
+  EXPECT_EQ(file[0].relative_path, "");
+  EXPECT_EQ(file[0].size, 3u);
+  EXPECT_EQ(code_of([&] { list_children(root, "none"); }), Errc::not_found);
+  EXPECT_EQ(code_of([&] { list_children(root, "d/e/out"); }), Errc::permission);
 }
 
 }  // namespace

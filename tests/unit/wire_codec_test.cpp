@@ -70,6 +70,7 @@ auto fields_of(const Stat& m) { return std::tie(m.path); }
 auto fields_of(const StatOk& m) { return std::tie(m.entry); }
 auto fields_of(const Rename& m) { return std::tie(m.from, m.to, m.overwrite); }
 auto fields_of(const RemoveTree& m) { return std::tie(m.path, m.recursive); }
+auto fields_of(const ListChildren& m) { return std::tie(m.path); }
 
 // Same alternative, every field equal, and the same bytes (the encoding is canonical:
 // fixed-width fields, length-prefixed strings).
@@ -156,6 +157,7 @@ Message sample_of() {
     return StatOk{ListEntry{EntryKind::directory, 0x0102030405060708ull, 0750, -1234567890123456789ll, "x"}};
   else if constexpr (std::is_same_v<M, Rename>) return Rename{"atlas/a.root", "atlas/b.root", 1};
   else if constexpr (std::is_same_v<M, RemoveTree>) return RemoveTree{"atlas/old", 1};
+  else if constexpr (std::is_same_v<M, ListChildren>) return ListChildren{"atlas/2026"};
   else if constexpr (std::is_same_v<M, Queued>) return Queued{3, 7, 12};
   else if constexpr (std::is_same_v<M, Have>) return Have{1, 0x01020304u, {0xff, 0x00, 0xa5, 0x5a, 0x01}};
   else if constexpr (std::is_same_v<M, Info>)
