@@ -87,7 +87,14 @@ int rmdir_url(plugin_handle h, const char* url, GError** err) {
     if (!ns.stat(u).is_directory()) {
       throw PosixError{ENOTDIR, std::string(url) + ": not a directory"};
     }
-    ns.remove(u, false);
+    try {
+      ns.remove(u, false);
+    } catch (const Error& e) {
+      // pxfer says `exists` for a directory that is not empty (rmdir(2) may say either); gfal2's
+      // callers test for ENOTEMPTY.
+      if (e.code() == Errc::exists) throw PosixError{ENOTEMPTY, e.what()};
+      throw;
+    }
   });
 }
 

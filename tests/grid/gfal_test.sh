@@ -92,6 +92,12 @@ check "gfal-stat of nothing: ENOENT (2) ($rc: $out)" test "$rc" -eq 2
 run gfal-mkdir -p "$base/m/n/o"
 check "gfal-mkdir -p ($out)" test -d "$work/root/m/n/o"
 run gfal-copy "file://$work/local/a.bin" "$base/m/n/o/f.bin"
+run /usr/bin/python3 -c 'import sys, gfal2
+try:
+    gfal2.creat_context().rmdir(sys.argv[1]); sys.exit("rmdir of a directory that is not empty succeeded")
+except gfal2.GError as e:
+    sys.exit(0 if e.code == 39 else "errno %d: %s" % (e.code, e))' "$base/m"
+check "rmdir of a directory that is not empty: ENOTEMPTY (39) ($out)" test "$rc" -eq 0
 run gfal-rm -r "$base/m"
 check "gfal-rm -r removes the tree ($out)" test ! -e "$work/root/m"
 
