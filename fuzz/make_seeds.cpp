@@ -101,6 +101,11 @@ int main(int argc, char** argv) {
   write(dir, "listing_more", encode(listing));
   write(dir, "mkdir", encode(Mkdir{"a/b/c"}));
   write(dir, "queued", encode(Queued{2, 4, 3}));
+  write(dir, "stat", encode(Stat{"atlas/run42.root"}));
+  write(dir, "stat_ok", encode(StatOk{ListEntry{EntryKind::file, 4096, 0644, 1700000000000000000, ""}}));
+  write(dir, "rename", encode(Rename{"atlas/a.root", "atlas/b.root", 0}));
+  write(dir, "remove_tree", encode(RemoveTree{"atlas/old", 1}));
+  write(dir, "list_children", encode(ListChildren{"atlas"}));
   auto block_frame = [](const BlockHeader& b) {
     auto h = encode_block_header(b);
     std::vector<std::uint8_t> v(h.begin(), h.end());

@@ -22,7 +22,7 @@ if [ -z "$cxx" ]; then
 fi
 
 declare -A sources=(
-  [frame]="fuzz/fuzz_frame.cpp src/wire/codec.cpp src/wire/names.cpp src/wire/split.cpp src/common/error.cpp"
+  [frame]="fuzz/fuzz_frame.cpp src/wire/codec.cpp src/wire/block_codec.cpp src/wire/names.cpp src/wire/split.cpp src/common/error.cpp"
   [url]="fuzz/fuzz_url.cpp src/common/url.cpp"
   [units]="fuzz/fuzz_units.cpp src/common/units.cpp src/report/doctor.cpp"
   [path]="fuzz/fuzz_path.cpp src/common/safe_path.cpp src/common/log_safe.cpp src/common/error.cpp"
@@ -52,7 +52,7 @@ build() {
 }
 
 if [ "${1:-}" = "--seeds" ]; then
-  "$cxx" -std=c++20 -O1 -I"$here/include" -I"$here/src" "$here/fuzz/make_seeds.cpp" "$here/src/wire/codec.cpp" "$here/src/wire/names.cpp" "$here/src/wire/split.cpp" \
+  "$cxx" -std=c++20 -O1 -I"$here/include" -I"$here/src" "$here/fuzz/make_seeds.cpp" "$here/src/wire/codec.cpp" "$here/src/wire/block_codec.cpp" "$here/src/wire/names.cpp" "$here/src/wire/split.cpp" \
     "$here/src/common/error.cpp" -o "$out/make_seeds"
   mkdir -p "$here/fuzz/corpus/frame"
   "$out/make_seeds" "$here/fuzz/corpus/frame"

@@ -33,7 +33,9 @@ inline const HelpLayout& transfer_layout() {
       // doctor and sweep
       {"target", {"Path", "RATE"}}, {"loss", {"Path", "PERCENT"}}, {"pings", {"Path", "N"}},
       {"files", {"Matrix", "LIST"}}, {"size", {"Matrix", "SIZE"}}, {"direction", {"Matrix", "get|put|get,put"}},
-      {"repeat", {"Matrix", "N"}}, {"csv", {o, ""}}};
+      {"repeat", {"Matrix", "N"}}, {"csv", {o, ""}},
+      // cp and the namespace commands (tools/namespace_command.cpp)
+      {"parents", {t, ""}}, {"SRC... DST", {"", "PATH|URL"}}, {"connect-timeout", {n, "SECONDS"}}};
   return layout;
 }
 

@@ -14,6 +14,8 @@ packages=(
   strace util-linux  # tests: --sync seen from outside (strace), runs as an unprivileged user (setpriv)
   clang libclang-rt-14-dev  # fuzz/run.sh: libFuzzer targets
   chromium fonts-dejavu-core  # the e2e test that renders a `pxfer report` page (headless screenshot)
+  libgfal2-dev gfal2 gfal2-plugin-file gfal2-util-scripts python3-gfal2-util  # the gfal2 plugin and its tests (gfal-copy & co.)
+  ccache  # the build's compiler launcher (tools/build.sh, the guide's cmake line)
 )
 
 missing=()

@@ -12,6 +12,8 @@
 
 #include "batch_command.hpp"
 #include "cli_support.hpp"
+#include "cp_command.hpp"
+#include "namespace_command.hpp"
 #include "report_command.hpp"
 #include "client_help.hpp"
 #include "command_line.hpp"
@@ -52,6 +54,7 @@ struct CommonArgs {
   std::string partial_max_age = "7d";
   std::string report;       // --report FILE.html
   bool rate_lines = false;  // gridftp lines even on a terminal
+  bool parents = false;     // --parents: make the destination's missing directories first
 };
 
 // Trust and credentials, shared by every subcommand (docs/security.md).
@@ -92,7 +95,7 @@ std::string read_token(const SecurityArgs& a) {
   return token;
 }
 
-void apply_security(const SecurityArgs& a) {
+ClientSecurity to_security(const SecurityArgs& a) {
   ClientSecurity s;
   s.ca_file = a.ca;
   s.known_hosts_file = a.known_hosts;
@@ -105,8 +108,10 @@ void apply_security(const SecurityArgs& a) {
   }
   if (a.cert.empty() != a.key.empty()) throw Error(Errc::usage, "--cert and --key go together");
   s.token = read_token(a);
-  set_client_security(std::move(s));
+  return s;
 }
+
+void apply_security(const SecurityArgs& a) { set_client_security(to_security(a)); }
 
 void add_common(CLI::App& cmd, CommonArgs& a) {
   cmd.add_option("-p,--streams", a.streams, "parallel TCP data streams (1-64)")->capture_default_str();
@@ -140,6 +145,7 @@ void add_common(CLI::App& cmd, CommonArgs& a) {
       ->capture_default_str();
   cmd.add_flag("--sync", a.sync, "the receiver makes each block durable (fdatasync) before acknowledging it");
   cmd.add_option("--report", a.report, "at the end, write the run as one HTML page of charts (as `pxfer report` makes)");
+  cli::add_parents_flag(cmd, a.parents);
   cmd.add_flag("--rate-lines", a.rate_lines, "print the gridftp rate lines even on a terminal (instead of the progress bar)");
 }
 
@@ -325,6 +331,7 @@ int run_transfer_command(bool is_put, const CommonArgs& args, const cli::BatchAr
   try {
     apply_security(security);
     ClientOptions options = to_options(args);
+    if (args.parents) cli::make_destination_parents(is_put, dest, to_security(security), options.connect_timeout);
     if (!args.report.empty()) {
       cli::check_report_path("--report", args.report);
       recorder.emplace(command_label(is_put, args, batch));
@@ -369,6 +376,32 @@ int run_transfer_command(bool is_put, const CommonArgs& args, const cli::BatchAr
   }
 }
 
+// pxfer cp SRC... DST: put or get, whichever side is local (tools/cp_command.hpp).
+struct CpArgs {
+  CommonArgs common;
+  cli::BatchArgs batch;
+  std::vector<std::string> paths;
+};
+
+CLI::App* add_cp_command(CLI::App& app, CpArgs& a) {
+  auto* cp = app.add_subcommand("cp", "copy SRC... to DST, either side local or pxfer:// (put or get, chosen for you)");
+  cp->add_option("SRC... DST", a.paths, "local files or pxfer:// URLs; with several sources DST is a directory");
+  add_common(*cp, a.common);
+  cli::add_batch_options(*cp, a.batch, true);
+  return cp;
+}
+
+int run_cp_command(const CpArgs& a, const SecurityArgs& security) {
+  try {
+    return cli::run_cp(a.paths, !a.batch.from_file.empty(), [&](bool is_put, const std::string& s, const std::string& d) {
+      return run_transfer_command(is_put, a.common, a.batch, s, d, security);
+    });
+  } catch (const Error& e) {
+    std::fprintf(stderr, "pxfer: %s\n", e.what());
+    return exit_code(e.code());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -388,6 +421,10 @@ int main(int argc, char** argv) {
   get->add_option("LOCAL", get_local, "local file or directory (a trailing / means into that directory)");
   add_common(*get, get_args);
   cli::add_batch_options(*get, get_batch, false);
+  CpArgs cp_args;
+  auto* cp = add_cp_command(app, cp_args);
+  cli::NamespaceArgs ns_args;
+  const cli::NamespaceCommands ns_commands = cli::add_namespace_commands(app, ns_args);
   std::string doctor_url, doctor_target = "10gbit";
   double doctor_loss_pct = 0;
   unsigned doctor_pings = 10;
@@ -417,7 +454,8 @@ int main(int argc, char** argv) {
   cli::ReportArgs report_args;
   auto* report = cli::add_report_command(app, report_args);
   SecurityArgs security;
-  for (auto* cmd : {put, get, doctor, sweep}) add_security(*cmd, security);
+  for (auto* cmd : {put, get, doctor, sweep, cp}) add_security(*cmd, security);
+  for (auto* cmd : ns_commands.all()) add_security(*cmd, security);
   // Last, so that every subcommand's options are there to be grouped (tools/client_help.hpp).
   app.set_version_flag("--version", std::string("pxfer ") + version + " (git " + revision() + ")", "print the version and exit");
   cli::lay_out_help(app);
@@ -438,6 +476,9 @@ int main(int argc, char** argv) {
   if (doctor->parsed()) return run_doctor(doctor_url, doctor_target, doctor_loss_pct, doctor_pings, doctor_json, security);
   if (sweep->parsed()) return run_sweep_command(sweep_args, security);
   if (report->parsed()) return cli::run_report_command(report_args);
+  if (const CLI::App* ns = ns_commands.parsed())
+    return cli::run_namespace_command(*ns, ns_args, [&] { return to_security(security); });
+  if (cp->parsed()) return run_cp_command(cp_args, security);
   const bool is_put = put->parsed();
   return is_put ? run_transfer_command(true, put_args, put_batch, put_local, put_remote, security)
                 : run_transfer_command(false, get_args, get_batch, get_remote, get_local, security);

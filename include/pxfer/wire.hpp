@@ -56,6 +56,11 @@ enum class FrameType : std::uint16_t {
   sum = 31,             // client -> server: the whole-file checksum of a file (--skip-existing)
   sum_ok = 32,          // server -> client: its size and checksum
   set_attributes = 33,  // client -> server: a file's permission bits and mtime (put --preserve)
+  stat = 34,            // client -> server: what one name is (file or directory), without its contents
+  stat_ok = 35,         // server -> client: the answer to STAT
+  rename = 36,          // client -> server: move a name to another below the same export root (atomic)
+  remove_tree = 37,     // client -> server: delete a file or a directory (its contents too when recursive)
+  list_children = 38,   // client -> server: one directory's own entries (answered with LISTING frames)
 };
 
 // Capability bits offered in HELLO and HELLO_OK; the session uses the intersection.
@@ -67,8 +72,10 @@ enum Capability : std::uint64_t {
   // a transfer runs, so the sender too can tell a frozen receiver or a dead path from a slow disk;
   // and OPEN may carry a transfer id (Open::transfer_id).
   cap_heartbeat = 1u << 3,
+  cap_namespace = 1u << 4,   // the server answers STAT, RENAME, REMOVE_TREE, LIST_CHILDREN (pxfer stat/mv/rm -r/ls)
 };
-inline constexpr std::uint64_t our_capabilities = cap_block_acks | cap_admission | cap_on_control | cap_heartbeat;
+inline constexpr std::uint64_t our_capabilities =
+    cap_block_acks | cap_admission | cap_on_control | cap_heartbeat | cap_namespace;
 
 enum class Direction : std::uint8_t { put = 1, get = 2 };
 enum OpenFlags : std::uint32_t {
@@ -259,6 +266,33 @@ struct SetAttributes {
   std::uint32_t mode = 0;
   std::int64_t mtime_ns = 0;
 };
+// pxfer stat, the gfal2 plugin's stat: one name's kind, size, mode and mtime ("" or "." = the
+// export root). The answer is STAT_OK (its entry's relative_path empty) or ERROR.
+struct Stat {
+  std::string path;
+};
+struct StatOk {
+  ListEntry entry;
+};
+// pxfer mv: renameat2 below the export root; without overwrite an existing target is refused
+// (Errc::exists). Both names must be writable for the identity. The answer is DONE or ERROR.
+struct Rename {
+  std::string from;
+  std::string to;
+  std::uint8_t overwrite = 0;  // 0 or 1
+};
+// pxfer rm [-r], gfal-rm, rmdir: a file, or a directory (empty unless recursive; the tree is
+// walked through descriptors and never follows a symlink). The export root itself is refused.
+struct RemoveTree {
+  std::string path;
+  std::uint8_t recursive = 0;  // 0 or 1
+};
+// pxfer ls without -r, gfal-ls: the names directly in a directory, answered like LIST (LISTING
+// frames, or a listing of one with an empty relative_path when `path` is a file), so a directory
+// with a large tree below it is listed without walking the tree (cap_namespace).
+struct ListChildren {
+  std::string path;
+};
 struct InfoRequest {};
 struct Info {
   std::vector<std::pair<std::string, std::string>> entries;  // at most 64, key <= 64, value <= 256
@@ -272,7 +306,7 @@ struct Pong {
 
 using Message = std::variant<Hello, HelloOk, Open, OpenOk, Attach, AttachOk, Ack, End, Commit, Result,
                              ErrorMsg, Ping, Pong, Stats, InfoRequest, Info, Remove, Done, List, Listing, Mkdir, Queued,
-                             Auth, AuthOk, Have, Sum, SumOk, SetAttributes>;
+                             Auth, AuthOk, Have, Sum, SumOk, SetAttributes, Stat, StatOk, Rename, RemoveTree, ListChildren>;
 
 // Splits a listing into LISTING frames that each fit max_control_payload; the last has more = 0.
 // An empty listing is one frame with no entries.

@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 
+#include "io/namespace_ops.hpp"
 #include "io/tree.hpp"
 #include "net/frame_io.hpp"
 #include "pxfer/host_settings.hpp"
@@ -24,6 +25,21 @@ std::optional<Error> attempt(F&& request) {
     request();
   } catch (const Error& e) {
     return e;
+  }
+  return std::nullopt;
+}
+
+// A rename or a recursive remove acts on everything below `path`: refused when the identity's
+// access file makes a name below it read-only (per path the longest grant decides, so rights on
+// `path` alone would let it take away what it may only read).
+std::optional<Error> read_only_below(const SessionRights& rights, const std::string& path) {
+  auto normal = normalize_request_path(path);
+  if (!normal) return std::nullopt;  // authorize() has decided on it already
+  for (const auto& g : rights.grants) {
+    const bool below = normal->empty() ? !g.path.empty() : g.path.rfind(*normal + "/", 0) == 0;
+    if (below && !g.write)
+      return Error(Errc::permission, "identity " + rights.identity + " may not remove or rename " + path + ": " + g.path +
+                                         " below it is read-only for it");
   }
   return std::nullopt;
 }
@@ -106,6 +122,52 @@ class Handlers {
     if (denied) co_return;
     wire::Message answer = done_or_error(attempt([&] { set_file_attributes(cx_.root, m.path, m.mode, m.mtime_ns); }));
     co_await reply(answer);
+  }
+  // STAT, RENAME, REMOVE_TREE (pxfer stat / mv / rm -r, the gfal2 plugin): io/namespace_ops.hpp.
+  awaitable<void> operator()(wire::Stat& m) {
+    const bool denied = co_await refused(m.path, false);
+    if (denied) co_return;
+    wire::ListEntry entry;
+    auto failed = attempt([&] { entry = stat_entry(cx_.root, m.path); });
+    wire::Message answer = failed ? done_or_error(failed) : wire::Message(wire::StatOk{entry});
+    co_await reply(answer);
+  }
+  awaitable<void> operator()(wire::Rename& m) {
+    const bool from_denied = co_await refused(m.from, true);
+    if (from_denied) co_return;
+    const bool to_denied = co_await refused(m.to, true);
+    if (to_denied) co_return;
+    auto failed = read_only_below(rights_, m.from);
+    if (!failed) failed = read_only_below(rights_, m.to);  // an overwritten directory goes too
+    if (!failed) failed = attempt([&] { rename_entry(cx_.root, m.from, m.to, m.overwrite != 0); });
+    if (!failed) spdlog::info("client={} identity={} path={} renamed to {}", conn_->peer(), rights_.identity, m.from, m.to);
+    wire::Message answer = done_or_error(failed);
+    co_await reply(answer);
+  }
+  awaitable<void> operator()(wire::RemoveTree& m) {
+    const bool denied = co_await refused(m.path, true);
+    if (denied) co_return;
+    auto failed = m.recursive ? read_only_below(rights_, m.path) : std::nullopt;
+    if (!failed) failed = attempt([&] { remove_entry(cx_.root, m.path, m.recursive != 0); });
+    if (!failed) spdlog::info("client={} identity={} path={} removed{}", conn_->peer(), rights_.identity, m.path,
+                              m.recursive ? " (recursive)" : "");
+    wire::Message answer = done_or_error(failed);
+    co_await reply(answer);
+  }
+  awaitable<void> operator()(wire::ListChildren& m) {
+    const bool denied = co_await refused(m.path, false);
+    if (denied) co_return;
+    std::vector<wire::ListEntry> entries;
+    auto failed = attempt([&] { entries = list_children(cx_.root, m.path); });
+    if (failed) {
+      wire::Message answer = done_or_error(failed);
+      co_await reply(answer);
+      co_return;
+    }
+    for (auto& frame : wire::split_listing(std::move(entries))) {
+      wire::Message part = std::move(frame);
+      co_await reply(part);
+    }
   }
   // INFO (pxfer doctor, --auto): the host's TCP settings and the server's load.
   awaitable<void> operator()(wire::InfoRequest&) {

@@ -226,6 +226,24 @@ template <class IO, class E> void entry_fields(IO& io, E& e) {
   mtime(io, e.mtime_ns);
   io.str(e.relative_path, max_path_length);
 }
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Stat> {
+  io.str(m.path, max_path_length);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, StatOk> {
+  entry_fields(io, m.entry);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Rename> {
+  io.str(m.from, max_path_length);
+  io.str(m.to, max_path_length);
+  io.u8(m.overwrite);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, ListChildren> {
+  io.str(m.path, max_path_length);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, RemoveTree> {
+  io.str(m.path, max_path_length);
+  io.u8(m.recursive);
+}
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Listing> {
   io.u8(m.more);
   // The count cannot promise more entries than one payload holds.
@@ -271,6 +289,11 @@ template <> constexpr FrameType type_for<AuthOk>() { return FrameType::auth_ok; 
 template <> constexpr FrameType type_for<Sum>() { return FrameType::sum; }
 template <> constexpr FrameType type_for<SumOk>() { return FrameType::sum_ok; }
 template <> constexpr FrameType type_for<SetAttributes>() { return FrameType::set_attributes; }
+template <> constexpr FrameType type_for<Stat>() { return FrameType::stat; }
+template <> constexpr FrameType type_for<StatOk>() { return FrameType::stat_ok; }
+template <> constexpr FrameType type_for<Rename>() { return FrameType::rename; }
+template <> constexpr FrameType type_for<RemoveTree>() { return FrameType::remove_tree; }
+template <> constexpr FrameType type_for<ListChildren>() { return FrameType::list_children; }
 
 void put_header(std::uint8_t* out, FrameType type, std::uint32_t length) {
   std::vector<std::uint8_t> tmp;
@@ -333,6 +356,11 @@ std::uint32_t max_payload(FrameType type) noexcept {
     case FrameType::sum:
     case FrameType::sum_ok:
     case FrameType::set_attributes: return max_control_payload;
+    case FrameType::stat:
+    case FrameType::stat_ok:
+    case FrameType::rename:
+    case FrameType::remove_tree:
+    case FrameType::list_children: return max_control_payload;
   }
   return 0;
 }
@@ -407,6 +435,24 @@ DecodeStatus decode_message(const FrameHeader& header, std::span<const std::uint
     }
     case FrameType::sum_ok: st = decode_as<SumOk>(payload, out); break;
     case FrameType::set_attributes: st = decode_as<SetAttributes>(payload, out); break;
+    case FrameType::stat: st = decode_as<Stat>(payload, out); break;
+    case FrameType::list_children: st = decode_as<ListChildren>(payload, out); break;
+    case FrameType::stat_ok: {
+      st = decode_as<StatOk>(payload, out);
+      const auto kind = st == DecodeStatus::ok ? std::get<StatOk>(out).entry.kind : EntryKind::file;
+      if (kind != EntryKind::file && kind != EntryKind::directory) return DecodeStatus::bad_field;
+      break;
+    }
+    case FrameType::rename: {
+      st = decode_as<Rename>(payload, out);
+      if (st == DecodeStatus::ok && std::get<Rename>(out).overwrite > 1) return DecodeStatus::bad_field;
+      break;
+    }
+    case FrameType::remove_tree: {
+      st = decode_as<RemoveTree>(payload, out);
+      if (st == DecodeStatus::ok && std::get<RemoveTree>(out).recursive > 1) return DecodeStatus::bad_field;
+      break;
+    }
     case FrameType::auth_ok: {
       st = decode_as<AuthOk>(payload, out);
       if (st == DecodeStatus::ok && (std::get<AuthOk>(out).rights & ~(right_read | right_write)) != 0)
@@ -428,27 +474,6 @@ DecodeStatus decode_message(const FrameHeader& header, std::span<const std::uint
   return st;
 }
 
-DecodeStatus decode_block_header(const FrameHeader& header, std::span<const std::uint8_t> payload,
-                                 BlockHeader& out) noexcept {
-  if (header.type != FrameType::block) return DecodeStatus::bad_field;
-  if (header.length < block_header_size) return DecodeStatus::truncated;
-  if (payload.size() < block_header_size) return DecodeStatus::truncated;
-  Reader r(payload.first(block_header_size));
-  BlockHeader b;
-  b.offset = r.u64();
-  b.raw_length = r.u32();
-  b.flags = r.u32();
-  b.wire_length = header.length - static_cast<std::uint32_t>(block_header_size);
-  if (b.raw_length == 0 || b.raw_length > max_block_size) return DecodeStatus::bad_field;
-  if ((b.flags & ~std::uint32_t{block_compressed_zstd}) != 0) return DecodeStatus::bad_field;
-  if (!(b.flags & block_compressed_zstd) && b.wire_length != b.raw_length) return DecodeStatus::bad_field;
-  // A compressed block is only sent when it shrank, so it is never longer than its data.
-  if ((b.flags & block_compressed_zstd) && (b.wire_length == 0 || b.wire_length >= b.raw_length)) return DecodeStatus::bad_field;
-  if (b.offset > UINT64_MAX - b.raw_length) return DecodeStatus::bad_field;
-  out = b;
-  return DecodeStatus::ok;
-}
-
 FrameType type_of(const Message& message) noexcept {
   return std::visit([](const auto& m) { return type_for<std::decay_t<decltype(m)>>(); }, message);
 }
@@ -462,20 +487,6 @@ std::vector<std::uint8_t> encode(const Message& message) {
       },
       message);
   put_header(out.data(), type_of(message), static_cast<std::uint32_t>(out.size() - header_size));
-  return out;
-}
-
-std::array<std::uint8_t, header_size + block_header_size> encode_block_header(const BlockHeader& block) {
-  std::vector<std::uint8_t> tmp;
-  Writer w(tmp);
-  w.u32(static_cast<std::uint32_t>(block_header_size) + block.wire_length);
-  w.u16(static_cast<std::uint16_t>(FrameType::block));
-  w.u16(0);
-  w.u64(block.offset);
-  w.u32(block.raw_length);
-  w.u32(block.flags);
-  std::array<std::uint8_t, header_size + block_header_size> out{};
-  std::copy(tmp.begin(), tmp.end(), out.begin());
   return out;
 }
 

@@ -46,6 +46,11 @@ const char* type_name(FrameType type) noexcept {
     case FrameType::sum: return "SUM";
     case FrameType::sum_ok: return "SUM_OK";
     case FrameType::set_attributes: return "SET_ATTRIBUTES";
+    case FrameType::stat: return "STAT";
+    case FrameType::stat_ok: return "STAT_OK";
+    case FrameType::rename: return "RENAME";
+    case FrameType::remove_tree: return "REMOVE_TREE";
+    case FrameType::list_children: return "LIST_CHILDREN";
   }
   return "UNKNOWN";
 }

@@ -66,6 +66,11 @@ auto fields_of(const Have& m) { return std::tie(m.more, m.first_block, m.bitmap)
 auto fields_of(const Sum& m) { return std::tie(m.path, m.checksum, m.size); }
 auto fields_of(const SumOk& m) { return std::tie(m.size, m.value); }
 auto fields_of(const SetAttributes& m) { return std::tie(m.path, m.mode, m.mtime_ns); }
+auto fields_of(const Stat& m) { return std::tie(m.path); }
+auto fields_of(const StatOk& m) { return std::tie(m.entry); }
+auto fields_of(const Rename& m) { return std::tie(m.from, m.to, m.overwrite); }
+auto fields_of(const RemoveTree& m) { return std::tie(m.path, m.recursive); }
+auto fields_of(const ListChildren& m) { return std::tie(m.path); }
 
 // Same alternative, every field equal, and the same bytes (the encoding is canonical:
 // fixed-width fields, length-prefixed strings).
@@ -147,6 +152,12 @@ Message sample_of() {
   else if constexpr (std::is_same_v<M, Sum>) return Sum{"data/run 7/f.root", 2, 0xfedcba98765ull};
   else if constexpr (std::is_same_v<M, SumOk>) return SumOk{0x123456789abcull, "0a3c1f2e"};
   else if constexpr (std::is_same_v<M, SetAttributes>) return SetAttributes{"data/f.root", 0640, -1234567890123456789ll};
+  else if constexpr (std::is_same_v<M, Stat>) return Stat{"atlas/run42.root"};
+  else if constexpr (std::is_same_v<M, StatOk>)
+    return StatOk{ListEntry{EntryKind::directory, 0x0102030405060708ull, 0750, -1234567890123456789ll, "x"}};
+  else if constexpr (std::is_same_v<M, Rename>) return Rename{"atlas/a.root", "atlas/b.root", 1};
+  else if constexpr (std::is_same_v<M, RemoveTree>) return RemoveTree{"atlas/old", 1};
+  else if constexpr (std::is_same_v<M, ListChildren>) return ListChildren{"atlas/2026"};
   else if constexpr (std::is_same_v<M, Queued>) return Queued{3, 7, 12};
   else if constexpr (std::is_same_v<M, Have>) return Have{1, 0x01020304u, {0xff, 0x00, 0xa5, 0x5a, 0x01}};
   else if constexpr (std::is_same_v<M, Info>)
@@ -959,6 +970,23 @@ namespace {
 TEST(WireCodec, SumWithoutARealChecksumIsBadField) {
   for (std::uint8_t algo : {std::uint8_t{0}, std::uint8_t{3}, std::uint8_t{255}})
     EXPECT_EQ(decode_frame(encode(Sum{"f", algo, 1})), DecodeStatus::bad_field) << int(algo);
+}
+
+}  // namespace
+}  // namespace pxfer::wire
+
+namespace pxfer::wire {
+namespace {
+
+// The namespace requests' flags are 0 or 1 and STAT_OK names a file or a directory: anything
+// else is refused rather than read as "true" or as an unknown kind.
+TEST(WireCodec, NamespaceFlagsAndKindsOutOfRangeAreBadField) {
+  EXPECT_EQ(decode_frame(encode(Rename{"a", "b", 2})), DecodeStatus::bad_field);
+  EXPECT_EQ(decode_frame(encode(RemoveTree{"a", 2})), DecodeStatus::bad_field);
+  StatOk odd{ListEntry{static_cast<EntryKind>(3), 0, 0, 0, ""}};
+  EXPECT_EQ(decode_frame(encode(odd)), DecodeStatus::bad_field);
+  EXPECT_EQ(decode_frame(encode(Rename{"a", "b", 1})), DecodeStatus::ok);
+  EXPECT_EQ(decode_frame(encode(RemoveTree{"a", 0})), DecodeStatus::ok);
 }
 
 }  // namespace

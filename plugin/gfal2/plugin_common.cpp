@@ -1,0 +1,100 @@
+#include "plugin_common.hpp"
+
+#include <cerrno>
+#include <cstring>
+
+#include "pxfer/secret_file.hpp"
+
+namespace pxfer::gfal {
+namespace {
+
+// A g_free'd string from gfal2's configuration ("" when unset).
+std::string option(gfal2_context_t context, const char* key) {
+  gchar* value = gfal2_get_opt_string_with_default(context, config_group, key, nullptr);
+  std::string out = value ? value : "";
+  g_free(value);
+  return out;
+}
+
+std::string trimmed(const std::string& raw) {
+  auto first = raw.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return "";
+  return raw.substr(first, raw.find_last_not_of(" \t\r\n") - first + 1);
+}
+
+std::string checked_token(const std::string& token, const std::string& origin) {
+  bool printable = !token.empty() && token.size() <= 256;
+  for (char c : token)
+    if (c <= ' ' || c > '~') printable = false;
+  if (!printable) throw Error(Errc::usage, origin + ": not a pxfer token (the single line `pxferd token create` printed)");
+  return token;
+}
+
+}  // namespace
+
+GQuark quark() { return g_quark_from_static_string("pxfer"); }
+
+bool is_pxfer_url(const char* url) { return url && std::strncmp(url, "pxfer://", 8) == 0; }
+
+Url parse_pxfer_url(const char* url) {
+  std::string why;
+  auto parsed = parse_url(url ? url : "", &why);
+  if (!parsed) throw Error(Errc::usage, std::string(url ? url : "(null)") + ": " + why);
+  return *parsed;
+}
+
+int errno_of(const Error& e) {
+  const std::string text = e.what();
+  switch (e.code()) {
+    case Errc::not_found: return ENOENT;
+    case Errc::permission: return EACCES;
+    case Errc::exists: return EEXIST;
+    case Errc::usage: return EINVAL;
+    case Errc::integrity: return EIO;  // checksum or size mismatch
+    case Errc::local_io: return EIO;
+    case Errc::protocol: return EPROTO;
+    case Errc::interrupted: return ECANCELED;
+    case Errc::network:
+      if (text.find("refused") != std::string::npos) return ECONNREFUSED;
+      if (text.find("timed out") != std::string::npos || text.find("stall") != std::string::npos) return ETIMEDOUT;
+      if (text.find("resolve") != std::string::npos) return EHOSTUNREACH;
+      return ECONNRESET;
+    case Errc::ok:
+    case Errc::internal: break;
+  }
+  return EIO;
+}
+
+ClientSecurity security_for(gfal2_context_t context, const char* url) {
+  ClientSecurity s;
+  s.known_hosts_file = option(context, "KNOWN_HOSTS");
+  s.ca_file = option(context, "CA");
+  s.cert_file = option(context, "CERT");
+  s.key_file = option(context, "KEY");
+  if (auto fp = option(context, "FINGERPRINT"); !fp.empty()) {
+    s.fingerprint = normalize_fingerprint(fp);
+    if (s.fingerprint.empty()) throw Error(Errc::usage, "PXFER:FINGERPRINT " + fp + ": expected sha256: and 64 hex digits");
+  }
+  // gfal2's credential map first (FTS3 hands each transfer its token this way), then the file.
+  GError* cred_error = nullptr;
+  const char* base = nullptr;
+  gchar* bearer = gfal2_cred_get(context, GFAL_CRED_BEARER, url, &base, &cred_error);
+  if (cred_error) g_error_free(cred_error);
+  if (bearer) {
+    std::string token = trimmed(bearer);
+    g_free(bearer);
+    s.token = checked_token(token, "the BEARER credential gfal2 gave");
+    return s;
+  }
+  if (auto file = option(context, "TOKEN_FILE"); !file.empty())
+    s.token = checked_token(trimmed(read_protected_file(file, "PXFER:TOKEN_FILE", FileSecrecy::private_secret)),
+                            "PXFER:TOKEN_FILE " + file);
+  return s;
+}
+
+int connect_timeout_seconds(gfal2_context_t context) {
+  const int seconds = gfal2_get_opt_integer_with_default(context, config_group, "CONNECT_TIMEOUT", 15);
+  return seconds > 0 ? seconds : 15;
+}
+
+}  // namespace pxfer::gfal

@@ -1,0 +1,62 @@
+#pragma once
+// The pxfer gfal2 plugin (libgfal_plugin_pxfer.so): shared pieces of its namespace and copy halves.
+// gfal2 loads it into gfal-copy, FTS3's url-copy and Python: nothing here may throw across the C
+// boundary, print, or change process-wide state other than pxfer's own client security snapshot.
+#include <gfal_plugins_api.h>
+
+#include <exception>
+#include <string>
+
+#include "pxfer/client.hpp"
+#include "pxfer/error.hpp"
+#include "pxfer/url.hpp"
+
+namespace pxfer::gfal {
+
+inline constexpr const char* plugin_name = "pxfer";
+inline constexpr const char* config_group = "PXFER";  // /etc/gfal2.d/pxfer_plugin.conf, -D "PXFER:KEY=VALUE"
+
+GQuark quark();
+bool is_pxfer_url(const char* url);
+Url parse_pxfer_url(const char* url);  // throws Error(usage)
+
+// The errno gfal2 and FTS3 classify a pxfer error by.
+int errno_of(const Error& e);
+
+// Credentials and trust for a URL: a BEARER token from gfal2's credential map, else TOKEN_FILE;
+// KNOWN_HOSTS, FINGERPRINT, CA, CERT and KEY from the [PXFER] group (each overridable with -D).
+ClientSecurity security_for(gfal2_context_t context, const char* url);
+// Seconds gfal2 allows to connect (the [PXFER] CONNECT_TIMEOUT, default 15).
+int connect_timeout_seconds(gfal2_context_t context);
+
+// An error whose errno is more precise than its pxfer::Error class would say (ENOTDIR, EISDIR, ENOTSUP).
+struct PosixError {
+  int code;
+  std::string message;
+};
+
+// Runs `body`; a pxfer::Error (or anything else) becomes a GError with its errno, and -1.
+template <class F>
+int guarded(GError** err, const char* function, F&& body) {
+  try {
+    body();
+    return 0;
+  } catch (const Error& e) {
+    gfal2_set_error(err, quark(), errno_of(e), function, "%s", e.what());
+  } catch (const PosixError& e) {
+    gfal2_set_error(err, quark(), e.code, function, "%s", e.message.c_str());
+  } catch (const std::exception& e) {
+    gfal2_set_error(err, quark(), EIO, function, "internal error: %s", e.what());
+  } catch (...) {
+    gfal2_set_error(err, quark(), EIO, function, "internal error");
+  }
+  return -1;
+}
+
+// gfal2's copy entry points (plugin_copy.cpp).
+int check_copy_urls(plugin_handle handle, gfal2_context_t context, const char* src, const char* dst,
+                    gfal_url2_check check);
+int copy_file(plugin_handle handle, gfal2_context_t context, gfalt_params_t params, const char* src, const char* dst,
+              GError** err);
+
+}  // namespace pxfer::gfal
