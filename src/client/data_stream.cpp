@@ -31,15 +31,23 @@ net::awaitable<void> run_data_stream(std::shared_ptr<transfer::Transfer> t, std:
       std::shared_ptr<net::Connection> conn = co_await open_data_connection(socket, opt.encrypt, *link);
       wire::Message attach = wire::Attach{token, index};
       co_await net::send_message(*conn, attach);
+      // The server's nonce, answered under the transfer's key (issue 11): the token alone,
+      // which an observer of a clear stream sees, joins nothing.
+      wire::Message challenge_message = co_await net::read_message(*conn);
+      auto challenge = net::expect<wire::AttachChallenge>(std::move(challenge_message), conn->peer());
+      const MacKey transfer_key = t->data_key();
+      wire::Message proof = wire::AttachProof{attach_proof(transfer_key, token, index, challenge.nonce)};
+      co_await net::send_message(*conn, proof);
       wire::Message reply = co_await net::read_message(*conn);
       auto ok = net::expect<wire::AttachOk>(std::move(reply), conn->peer());
+      const MacKey block_key = stream_block_key(transfer_key, index, challenge.nonce);
       stats.remote.requested = opt.window;
       stats.remote.sndbuf = ok.sndbuf;
       stats.remote.rcvbuf = ok.rcvbuf;
       if (!t->claim_stream(index, conn)) co_return;  // the transfer ended meanwhile
       spdlog::debug("stream {} attached: local {}, server {}", index, describe(stats.local), describe(stats.remote));
       moved = true;
-      co_await t->run_stream(conn, index);
+      co_await t->run_stream(conn, index, block_key);
       co_return;
     } catch (const Error& e) {
       failure = e;

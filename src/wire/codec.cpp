@@ -142,6 +142,12 @@ template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std
   io.token(m.token);
   io.u16(m.stream);
 }
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, AttachChallenge> {
+  for (auto& b : m.nonce) io.u8(b);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, AttachProof> {
+  for (auto& b : m.mac) io.u8(b);
+}
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, AttachOk> {
   io.u32(m.sndbuf);
   io.u32(m.rcvbuf);
@@ -269,6 +275,8 @@ template <> constexpr FrameType type_for<AuthOk>() { return FrameType::auth_ok; 
 template <> constexpr FrameType type_for<Sum>() { return FrameType::sum; }
 template <> constexpr FrameType type_for<SumOk>() { return FrameType::sum_ok; }
 template <> constexpr FrameType type_for<SetAttributes>() { return FrameType::set_attributes; }
+template <> constexpr FrameType type_for<AttachChallenge>() { return FrameType::attach_challenge; }
+template <> constexpr FrameType type_for<AttachProof>() { return FrameType::attach_proof; }
 
 void put_header(std::uint8_t* out, FrameType type, std::uint32_t length) {
   std::vector<std::uint8_t> tmp;
@@ -302,7 +310,7 @@ bool within_limits(const Open& o) {
 
 std::uint32_t max_payload(FrameType type) noexcept {
   switch (type) {
-    case FrameType::block: return static_cast<std::uint32_t>(block_header_size) + max_block_size;
+    case FrameType::block: return static_cast<std::uint32_t>(block_header_size + block_tag_size) + max_block_size;
     case FrameType::ack: return 12;
     case FrameType::end:
     case FrameType::info_request:
@@ -311,6 +319,8 @@ std::uint32_t max_payload(FrameType type) noexcept {
     case FrameType::pong: return 8;
     case FrameType::attach: return token_size + 2;
     case FrameType::attach_ok: return 8;
+    case FrameType::attach_challenge: return attach_nonce_size;
+    case FrameType::attach_proof: return attach_proof_size;
     case FrameType::queued: return 12;
     case FrameType::hello:
     case FrameType::hello_ok:
@@ -376,6 +386,8 @@ DecodeStatus decode_message(const FrameHeader& header, std::span<const std::uint
     }
     case FrameType::attach: st = decode_as<Attach>(payload, out); break;
     case FrameType::attach_ok: st = decode_as<AttachOk>(payload, out); break;
+    case FrameType::attach_challenge: st = decode_as<AttachChallenge>(payload, out); break;
+    case FrameType::attach_proof: st = decode_as<AttachProof>(payload, out); break;
     case FrameType::ack: st = decode_as<Ack>(payload, out); break;
     case FrameType::end: st = decode_as<End>(payload, out); break;
     case FrameType::commit: st = decode_as<Commit>(payload, out); break;
@@ -429,14 +441,14 @@ DecodeStatus decode_message(const FrameHeader& header, std::span<const std::uint
 DecodeStatus decode_block_header(const FrameHeader& header, std::span<const std::uint8_t> payload,
                                  BlockHeader& out) noexcept {
   if (header.type != FrameType::block) return DecodeStatus::bad_field;
-  if (header.length < block_header_size) return DecodeStatus::truncated;
+  if (header.length < block_header_size + block_tag_size) return DecodeStatus::truncated;
   if (payload.size() < block_header_size) return DecodeStatus::truncated;
   Reader r(payload.first(block_header_size));
   BlockHeader b;
   b.offset = r.u64();
   b.raw_length = r.u32();
   b.flags = r.u32();
-  b.wire_length = header.length - static_cast<std::uint32_t>(block_header_size);
+  b.wire_length = header.length - static_cast<std::uint32_t>(block_header_size + block_tag_size);
   if (b.raw_length == 0 || b.raw_length > max_block_size) return DecodeStatus::bad_field;
   if ((b.flags & ~std::uint32_t{block_compressed_zstd}) != 0) return DecodeStatus::bad_field;
   if (!(b.flags & block_compressed_zstd) && b.wire_length != b.raw_length) return DecodeStatus::bad_field;
@@ -466,7 +478,7 @@ std::vector<std::uint8_t> encode(const Message& message) {
 std::array<std::uint8_t, header_size + block_header_size> encode_block_header(const BlockHeader& block) {
   std::vector<std::uint8_t> tmp;
   Writer w(tmp);
-  w.u32(static_cast<std::uint32_t>(block_header_size) + block.wire_length);
+  w.u32(static_cast<std::uint32_t>(block_header_size + block_tag_size) + block.wire_length);
   w.u16(static_cast<std::uint16_t>(FrameType::block));
   w.u16(0);
   w.u64(block.offset);

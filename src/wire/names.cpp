@@ -46,6 +46,8 @@ const char* type_name(FrameType type) noexcept {
     case FrameType::sum: return "SUM";
     case FrameType::sum_ok: return "SUM_OK";
     case FrameType::set_attributes: return "SET_ATTRIBUTES";
+    case FrameType::attach_challenge: return "ATTACH_CHALLENGE";
+    case FrameType::attach_proof: return "ATTACH_PROOF";
   }
   return "UNKNOWN";
 }
