@@ -9,11 +9,11 @@
 //   K_stream = HMAC-SHA256(K, "pxfer block" | u16 stream | server nonce)   (one data connection)
 //   K_ctl    = HMAC-SHA256(K, "pxfer control block")                       (one-block transfers on
 //                                                                           the control connection)
-//   tag      = GMAC (AES-256-GCM, everything as AAD) under K_stream, IV = 0^4 | u64 block
-//              sequence on that connection, over the 24 bytes of the BLOCK frame and block
-//              headers, then the payload as it crosses the wire.
+//   K_block  = HMAC-SHA256(K_stream, "pxfer poly1305" | u64 block sequence on that connection)
+//   tag      = Poly1305 under the one-time key K_block, over the 24 bytes of the BLOCK frame and
+//              block headers, then the payload as it crosses the wire.
 // Every ATTACH gets a fresh server nonce, so every data connection has its own key, and the
-// sequence number never repeats on a connection: a GCM IV is never used twice under one key.
+// sequence number never repeats on a connection: a Poly1305 key is never used twice.
 #include <array>
 #include <cstdint>
 #include <initializer_list>
@@ -47,7 +47,7 @@ bool equal_constant_time(std::span<const std::uint8_t> a, std::span<const std::u
 // A fresh random nonce (OpenSSL RAND_bytes); throws Error(internal) when none can be drawn.
 AttachNonce random_nonce();
 
-// GMAC of one block after another on one connection: begin() with the block's encoded headers,
+// Poly1305 of one block after another on one connection: begin() with the block's encoded headers,
 // update() with each payload chunk as it crosses the wire, then finish() (sender) or verify()
 // (receiver). The sequence advances by one per begin(); both ends count the same blocks.
 class BlockMac {
@@ -62,9 +62,12 @@ class BlockMac {
   BlockTag finish();
   bool verify(const BlockTag& received);
   std::uint64_t blocks() const { return sequence_; }
+  // The one-time Poly1305 key of block `sequence` under a connection's key.
+  static MacKey one_time_key(const MacKey& stream_key, std::uint64_t sequence);
 
  private:
-  void* ctx_ = nullptr;  // EVP_CIPHER_CTX, kept across blocks (its key schedule is computed once)
+  MacKey key_;
+  void* ctx_ = nullptr;  // EVP_MAC_CTX for Poly1305, re-keyed per block
   std::uint64_t sequence_ = 0;
 };
 

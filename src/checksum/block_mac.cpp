@@ -21,8 +21,6 @@ std::span<const std::uint8_t> text(std::string_view s) {
   return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
 }
 
-EVP_CIPHER_CTX* cipher(void* p) { return static_cast<EVP_CIPHER_CTX*>(p); }
-
 [[noreturn]] void crypto_failed(const char* what) {
   throw Error(Errc::internal, std::string("OpenSSL failed to ") + what + " (block authentication)");
 }
@@ -71,38 +69,41 @@ AttachNonce random_nonce() {
   return nonce;
 }
 
-BlockMac::BlockMac(const MacKey& key) : ctx_(EVP_CIPHER_CTX_new()) {
-  if (!ctx_ || EVP_EncryptInit_ex(cipher(ctx_), EVP_aes_256_gcm(), nullptr, key.data(), nullptr) != 1) {
-    EVP_CIPHER_CTX_free(cipher(ctx_));
-    crypto_failed("set up AES-256-GCM");
-  }
+// Poly1305 under a one-time key per block: HMAC-SHA256(K_stream, "pxfer poly1305" || u64
+// sequence), the construction ChaCha20-Poly1305 uses with its keystream (a PRF output, never
+// repeated). Chosen over AES-GMAC after measuring both through OpenSSL on the machines we run on:
+// 11.9 GB/s against 8.1 GB/s per core (bench/results/auth-cost.md).
+BlockMac::BlockMac(const MacKey& key) : key_(key) {
+  EVP_MAC* mac = EVP_MAC_fetch(nullptr, "POLY1305", nullptr);
+  ctx_ = mac ? EVP_MAC_CTX_new(mac) : nullptr;
+  EVP_MAC_free(mac);  // the context keeps its own reference
+  if (!ctx_) crypto_failed("set up Poly1305");
 }
 
-BlockMac::~BlockMac() { EVP_CIPHER_CTX_free(cipher(ctx_)); }
+BlockMac::~BlockMac() { EVP_MAC_CTX_free(static_cast<EVP_MAC_CTX*>(ctx_)); }
+
+MacKey BlockMac::one_time_key(const MacKey& stream_key, std::uint64_t sequence) {
+  std::array<std::uint8_t, 8> seq{};
+  for (int i = 0; i < 8; ++i) seq[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(sequence >> (56 - 8 * i));
+  return hmac_sha256(stream_key, {text("pxfer poly1305"), seq});
+}
 
 void BlockMac::begin(std::span<const std::uint8_t> headers) {
-  // IV: 4 zero bytes and the block's sequence number on this connection (big-endian).
-  std::array<std::uint8_t, 12> iv{};
-  for (int i = 0; i < 8; ++i) iv[4 + i] = static_cast<std::uint8_t>(sequence_ >> (56 - 8 * i));
-  ++sequence_;
-  if (EVP_EncryptInit_ex(cipher(ctx_), nullptr, nullptr, nullptr, iv.data()) != 1) crypto_failed("start a block MAC");
+  const MacKey otk = one_time_key(key_, sequence_++);
+  if (EVP_MAC_init(static_cast<EVP_MAC_CTX*>(ctx_), otk.data(), otk.size(), nullptr) != 1)
+    crypto_failed("start a block MAC");
   update(headers);
 }
 
 void BlockMac::update(std::span<const std::uint8_t> chunk) {
-  // Everything is additional data: GCM then computes GHASH only (GMAC), with no ciphertext.
-  int n = 0;
-  if (!chunk.empty() &&
-      EVP_EncryptUpdate(cipher(ctx_), nullptr, &n, chunk.data(), static_cast<int>(chunk.size())) != 1)
+  if (!chunk.empty() && EVP_MAC_update(static_cast<EVP_MAC_CTX*>(ctx_), chunk.data(), chunk.size()) != 1)
     crypto_failed("authenticate a block");
 }
 
 BlockTag BlockMac::finish() {
   BlockTag tag{};
-  std::uint8_t unused[32];  // GCM writes nothing here; some OpenSSL builds want a buffer anyway
-  int n = 0;
-  if (EVP_EncryptFinal_ex(cipher(ctx_), unused, &n) != 1 ||
-      EVP_CIPHER_CTX_ctrl(cipher(ctx_), EVP_CTRL_GCM_GET_TAG, static_cast<int>(tag.size()), tag.data()) != 1)
+  std::size_t n = 0;
+  if (EVP_MAC_final(static_cast<EVP_MAC_CTX*>(ctx_), tag.data(), &n, tag.size()) != 1 || n != tag.size())
     crypto_failed("finish a block MAC");
   return tag;
 }

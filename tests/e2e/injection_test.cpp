@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <iostream>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -321,6 +322,7 @@ TEST_P(Injection, StoredFileIsTheSourceAndTheIntruderIsRefused) {
   IntruderProxy proxy(server.port(), GetParam(), 1 << 20, 8 * MiB);  // 16 MiB: about 2 s
   Outcome o = put_through(proxy, dir, root);
   SCOPED_TRACE(proxy.what_happened() + "--- pxfer:\n" + o.put.out + o.put.err + "--- pxferd:\n" + server.log());
+  std::cout << proxy.what_happened();  // what the attacker saw, for the record
   ASSERT_TRUE(proxy.attacked()) << "no clear data stream went through the proxy";
   EXPECT_FALSE(proxy.intruder_accepted()) << "the server let the intruder in";
   // The transfer either succeeds with the source's bytes, or fails and keeps nothing under the

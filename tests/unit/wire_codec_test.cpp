@@ -132,8 +132,8 @@ inline constexpr bool always_false = false;
 // EverySampleSetsEveryField). A new alternative does not compile until it has one here.
 template <class M>
 Message sample_of() {
-  if constexpr (std::is_same_v<M, Hello>) return Hello{3, 1, 0xfedcba9876543210ull, "pxfer/0.1.0 (test)"};
-  else if constexpr (std::is_same_v<M, HelloOk>) return HelloOk{3, cap_block_acks, "pxferd/0.1.0", 8u << 20};
+  if constexpr (std::is_same_v<M, Hello>) return Hello{4, 1, 0xfedcba9876543210ull, "pxfer/0.1.0 (test)"};
+  else if constexpr (std::is_same_v<M, HelloOk>) return HelloOk{4, cap_block_acks, "pxferd/0.1.0", 8u << 20};
   else if constexpr (std::is_same_v<M, Open>) return valid_open();
   else if constexpr (std::is_same_v<M, OpenOk>) return OpenOk{make_token(3), 0xffffffffffffull, 1u << 20, 1700000000123456789ll};
   else if constexpr (std::is_same_v<M, Attach>) return Attach{make_token(200), 63};
@@ -733,7 +733,9 @@ TEST(WireCodec, BlockWithBadFieldsIsBadField) {
 }
 
 TEST(WireCodec, BlockAndMessageDecodersRefuseEachOthersFrames) {
-  auto bytes = encode_block_header({0, 4096, block_compressed_zstd, 0});  // the whole frame: 16 bytes
+  auto header_bytes = encode_block_header({0, 4096, block_compressed_zstd, 0});
+  Bytes bytes(header_bytes.begin(), header_bytes.end());
+  bytes.resize(bytes.size() + block_tag_size);  // the whole frame: 16 + 16 (the tag) bytes
   FrameHeader h;
   ASSERT_EQ(decode_header(bytes, h), DecodeStatus::ok);
   Message out;
