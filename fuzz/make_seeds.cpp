@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
     auto h = encode_block_header(b);
     std::vector<std::uint8_t> v(h.begin(), h.end());
     v.resize(v.size() + b.wire_length, 0x61);
-    v.resize(v.size() + block_tag_size, 0x7a);  // the GMAC tag after the payload
+    v.resize(v.size() + block_tag_size, 0x7a);  // the MAC tag after the payload
     return v;
   };
   write(dir, "block", block_frame(BlockHeader{8192, 4096, 0, 4096}));

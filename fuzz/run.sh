@@ -28,7 +28,7 @@ declare -A sources=(
   [path]="fuzz/fuzz_path.cpp src/common/safe_path.cpp src/common/log_safe.cpp src/common/error.cpp"
   [block]="fuzz/fuzz_block.cpp src/checksum/block_mac.cpp src/wire/codec.cpp src/wire/names.cpp src/wire/split.cpp src/common/error.cpp"
 )
-# Libraries a target links besides the sources (libcrypto: OpenSSL's GMAC and HMAC).
+# Libraries a target links besides the sources (libcrypto: OpenSSL's Poly1305 and HMAC).
 declare -A libs=([block]="-lcrypto")
 all_targets=(frame url units path block)
 flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined

@@ -11,7 +11,7 @@
 //                                                                           the control connection)
 //   K_block  = HMAC-SHA256(K_stream, "pxfer poly1305" | u64 block sequence on that connection)
 //   tag      = Poly1305 under the one-time key K_block, over the 24 bytes of the BLOCK frame and
-//              block headers, then the payload as it crosses the wire.
+//              block headers and 8 zero bytes, then the payload as it crosses the wire.
 // Every ATTACH gets a fresh server nonce, so every data connection has its own key, and the
 // sequence number never repeats on a connection: a Poly1305 key is never used twice.
 #include <array>
@@ -49,7 +49,8 @@ AttachNonce random_nonce();
 
 // Poly1305 of one block after another on one connection: begin() with the block's encoded headers,
 // update() with each payload chunk as it crosses the wire, then finish() (sender) or verify()
-// (receiver). The sequence advances by one per begin(); both ends count the same blocks.
+// (receiver). The sequence advances by one per begin(); both ends count the same blocks. update()
+// is fastest with pieces whose sizes are multiples of 16 bytes (all but the last).
 class BlockMac {
  public:
   explicit BlockMac(const MacKey& key);
@@ -66,8 +67,8 @@ class BlockMac {
   static MacKey one_time_key(const MacKey& stream_key, std::uint64_t sequence);
 
  private:
-  MacKey key_;
-  void* ctx_ = nullptr;  // EVP_MAC_CTX for Poly1305, re-keyed per block
+  void* ctx_ = nullptr;   // EVP_MAC_CTX for Poly1305, re-keyed per block
+  void* hmac_ = nullptr;  // EVP_MAC_CTX for HMAC-SHA256 under the connection's key (one-time keys)
   std::uint64_t sequence_ = 0;
 };
 

@@ -120,8 +120,8 @@ awaitable<tcp::socket> connect_socket(asio::any_io_executor ex, const tcp::resol
 
 std::string describe_protection(const net::Connection& control, bool encrypt) {
   std::string text = "control " + control.protection() + ", data ";
-  // Every block carries a GMAC keyed from the control connection's TLS session (issue 11).
-  if (!encrypt) return text + "authenticated (AES-GMAC per block, not encrypted)";
+  // Every block carries a Poly1305 tag keyed from the control connection's TLS session (issue 11).
+  if (!encrypt) return text + "authenticated (Poly1305 per block, not encrypted)";
   std::string p = control.protection();
   if (!p.empty() && p.back() == ')') p.pop_back();
   return "control " + control.protection() + ", data encrypted " + p +

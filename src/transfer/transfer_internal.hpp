@@ -25,7 +25,7 @@ struct Transfer::StreamRun {
   std::atomic<Clock::rep> last_heard{Clock::now().time_since_epoch().count()};
   std::atomic<Clock::rep> last_sent{Clock::now().time_since_epoch().count()};
   std::shared_ptr<boost::asio::steady_timer> idle;  // the sender waits on it for work; on the stream's strand
-  std::unique_ptr<BlockMac> mac;  // the GMAC of this connection's blocks, in order
+  std::unique_ptr<BlockMac> mac;  // the MAC of this connection's blocks, in order
   std::unique_ptr<BlockDecompressor> decompressor;  // receiver, for compressed blocks
   std::vector<std::uint8_t> packed;                 // receiver: a compressed block's payload
 
