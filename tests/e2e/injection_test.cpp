@@ -3,8 +3,9 @@
 // pxferd; on the first clear data connection it copies the client's first frames (ATTACH, and
 // the answer to the server's challenge when there is one) into a connection of its own and then
 // sends a forged block at offset 0, or half of one, or it injects a forged block into the real
-// stream. Every time the stored file must be the source's exact bytes (SHA-256 computed here) and
-// the intruder must get no ATTACH_OK and no ACK for its block. Against the binaries of the build
+// stream (towards pxferd in a put, towards pxfer in a get). Every time the stored file must be
+// the source's exact bytes (SHA-256 computed here) and the intruder must get no ATTACH_OK and no
+// ACK for its block. Against the binaries of the build
 // before issue 11 (PXFER_TEST_BIN_DIR) every test here fails: docs/security.md.
 #include <gtest/gtest.h>
 #include <arpa/inet.h>
@@ -41,6 +42,7 @@ enum class Attack {
   replay_attach,  // a second connection with the copied ATTACH (and proof), then a forged block
   half_block,     // the same, with half a forged block, then close
   inject_block,   // a forged block inserted into the real data stream between two blocks
+  inject_get,     // the same towards the client during a get (the client is the receiver)
 };
 
 int connect_loopback(std::uint16_t port) {
@@ -205,6 +207,12 @@ class IntruderProxy {
       forward_plain(client, server, nullptr);
       return;
     }
+    if (attack_ == Attack::inject_get) {
+      // A get: the blocks flow from the server; the forged one goes to the client.
+      spawn([this, client, server] { inject_towards_client(server, client); });
+      forward_plain(client, server, &acks_at_zero_);
+      return;
+    }
     // The server's answers on this stream: a second ACK of offset 0 acknowledges a forged block.
     spawn([this, client, server] { forward_plain(server, client, &acks_at_zero_); });
     Bytes join;  // the frames before the first block: ATTACH, and the proof if any
@@ -233,6 +241,30 @@ class IntruderProxy {
       } else {
         spawn([this, join, tagged] { intrude(join, tagged); });
       }
+    }
+    ::shutdown(server, SHUT_RDWR);
+    ::shutdown(client, SHUT_RDWR);
+  }
+
+  // Server -> client of a get's data stream, frame by frame and slowed; after the third block a
+  // forged block at offset 0 (tagged when the stream proved itself with ATTACH_PROOF).
+  void inject_towards_client(int server, int client) {
+    std::size_t blocks = 0;
+    bool tagged = false;
+    Bytes frame;
+    for (;;) {
+      frame.resize(8);
+      if (!recv_all(server, frame.data(), 8)) break;
+      const std::uint32_t len = be32(frame.data());
+      const std::uint16_t type = be16(frame.data() + 4);
+      frame.resize(8 + len);
+      if (!recv_all(server, frame.data() + 8, len)) break;
+      tagged = tagged || type == 34;  // ATTACH_CHALLENGE: the protocol with tags
+      if (!send_slowly(client, frame)) break;
+      if (type != t_block || ++blocks != 3) continue;
+      note("injecting a forged block at offset 0 into the data stream towards the client");
+      Bytes forged = forged_block(block_size_, tagged);
+      if (!send_all(client, forged.data(), forged.size())) break;
     }
     ::shutdown(server, SHUT_RDWR);
     ::shutdown(client, SHUT_RDWR);
@@ -313,6 +345,17 @@ Outcome put_through(IntruderProxy& proxy, const TempDir& dir, const std::string&
   return o;
 }
 
+Outcome get_through(IntruderProxy& proxy, const TempDir& dir, const std::string& root) {
+  Outcome o;
+  make_file(root + "/src.bin", 16 * MiB, 2222);
+  o.source_sha = sha256_hex(root + "/src.bin");
+  const std::string dst = dir / "dst.bin";
+  o.put = run_pxfer("get", "-p", "1", "--block-size", "1M", "--checksum", "sha256",
+                    "pxfer://127.0.0.1:" + std::to_string(proxy.port()) + "/src.bin", dst);
+  if (path_exists(dst)) o.stored_sha = sha256_hex(dst);
+  return o;
+}
+
 class Injection : public ::testing::TestWithParam<Attack> {};
 
 TEST_P(Injection, StoredFileIsTheSourceAndTheIntruderIsRefused) {
@@ -320,7 +363,7 @@ TEST_P(Injection, StoredFileIsTheSourceAndTheIntruderIsRefused) {
   const std::string root = dir.subdir("root");
   ServerProcess server(root);
   IntruderProxy proxy(server.port(), GetParam(), 1 << 20, 8 * MiB);  // 16 MiB: about 2 s
-  Outcome o = put_through(proxy, dir, root);
+  Outcome o = GetParam() == Attack::inject_get ? get_through(proxy, dir, root) : put_through(proxy, dir, root);
   SCOPED_TRACE(proxy.what_happened() + "--- pxfer:\n" + o.put.out + o.put.err + "--- pxferd:\n" + server.log());
   std::cout << proxy.what_happened();  // what the attacker saw, for the record
   ASSERT_TRUE(proxy.attacked()) << "no clear data stream went through the proxy";
@@ -336,12 +379,14 @@ TEST_P(Injection, StoredFileIsTheSourceAndTheIntruderIsRefused) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Attacks, Injection,
-                         ::testing::Values(Attack::replay_attach, Attack::half_block, Attack::inject_block),
+                         ::testing::Values(Attack::replay_attach, Attack::half_block, Attack::inject_block,
+                                           Attack::inject_get),
                          [](const auto& info) {
                            switch (info.param) {
                              case Attack::replay_attach: return std::string("ReplayedAttachThenForgedBlock");
                              case Attack::half_block: return std::string("ReplayedAttachThenHalfABlock");
                              case Attack::inject_block: return std::string("ForgedBlockInjectedIntoTheStream");
+                             case Attack::inject_get: return std::string("ForgedBlockInjectedTowardsAGettingClient");
                            }
                            return std::string("unknown");
                          });
