@@ -65,6 +65,12 @@ int main(int argc, char** argv) {
   attach.stream = 3;
   write(dir, "attach", encode(attach));
   write(dir, "attach_ok", encode(AttachOk{212992, 131072}));
+  AttachChallenge challenge;
+  challenge.nonce.fill(0x3c);
+  write(dir, "attach_challenge", encode(challenge));
+  AttachProof proof;
+  proof.mac.fill(0xc3);
+  write(dir, "attach_proof", encode(proof));
   write(dir, "ack", encode(Ack{4 << 20, 1 << 20}));
   write(dir, "end", encode(End{}));
   Commit commit;
@@ -110,6 +116,7 @@ int main(int argc, char** argv) {
     auto h = encode_block_header(b);
     std::vector<std::uint8_t> v(h.begin(), h.end());
     v.resize(v.size() + b.wire_length, 0x61);
+    v.resize(v.size() + block_tag_size, 0x7a);  // the MAC tag after the payload
     return v;
   };
   write(dir, "block", block_frame(BlockHeader{8192, 4096, 0, 4096}));

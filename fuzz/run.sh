@@ -26,8 +26,11 @@ declare -A sources=(
   [url]="fuzz/fuzz_url.cpp src/common/url.cpp"
   [units]="fuzz/fuzz_units.cpp src/common/units.cpp src/report/doctor.cpp"
   [path]="fuzz/fuzz_path.cpp src/common/safe_path.cpp src/common/log_safe.cpp src/common/error.cpp"
+  [block]="fuzz/fuzz_block.cpp src/checksum/block_mac.cpp src/wire/codec.cpp src/wire/names.cpp src/wire/split.cpp src/common/error.cpp"
 )
-all_targets=(frame url units path)
+# Libraries a target links besides the sources (libcrypto: OpenSSL's Poly1305 and HMAC).
+declare -A libs=([block]="-lcrypto")
+all_targets=(frame url units path block)
 flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
        -fno-sanitize-recover=all -I"$here/include" -I"$here/src")
 
@@ -48,7 +51,8 @@ build() {
     return 0
   fi
   echo "== building fuzz-$t" >&2
-  "$cxx" "${flags[@]}" "${src[@]}" -o "$out/fuzz-$t"
+  # shellcheck disable=SC2086
+  "$cxx" "${flags[@]}" "${src[@]}" ${libs[$t]:-} -o "$out/fuzz-$t"
 }
 
 if [ "${1:-}" = "--seeds" ]; then

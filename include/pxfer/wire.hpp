@@ -13,12 +13,19 @@
 namespace pxfer::wire {
 
 inline constexpr std::uint32_t magic = 0x50584652;  // "PXFR", first field of HELLO
-inline constexpr std::uint16_t protocol_version = 2;  // 2: TLS 1.3 control connections, AUTH
+// 2: TLS 1.3 control connections, AUTH. 3: data streams prove themselves on ATTACH (a MAC under
+// a key from the control connection's TLS exporter, ATTACH_CHALLENGE / ATTACH_PROOF) and every
+// BLOCK carries a 16-byte Poly1305 tag (pxfer/block_mac.hpp). Peers of different versions refuse
+// each other at HELLO with one clear line.
+inline constexpr std::uint16_t protocol_version = 3;
 inline constexpr std::size_t header_size = 8;       // u32 length, u16 type, u16 flags
 inline constexpr std::uint32_t max_control_payload = 64 * 1024;
 inline constexpr std::uint32_t min_block_size = limits::min_block_size;  // limits.hpp is their home
 inline constexpr std::uint32_t max_block_size = limits::max_block_size;
 inline constexpr std::size_t block_header_size = 16;  // u64 offset, u32 raw length, u32 flags
+inline constexpr std::size_t block_tag_size = 16;     // Poly1305 tag after a BLOCK's payload (version 3)
+inline constexpr std::size_t attach_nonce_size = 32;  // ATTACH_CHALLENGE
+inline constexpr std::size_t attach_proof_size = 32;  // ATTACH_PROOF (HMAC-SHA256)
 inline constexpr std::size_t max_path_length = 4096;
 inline constexpr std::size_t max_text_length = 1024;
 inline constexpr std::size_t token_size = 16;
@@ -61,6 +68,8 @@ enum class FrameType : std::uint16_t {
   rename = 36,          // client -> server: move a name to another below the same export root (atomic)
   remove_tree = 37,     // client -> server: delete a file or a directory (its contents too when recursive)
   list_children = 38,   // client -> server: one directory's own entries (answered with LISTING frames)
+  attach_challenge = 39,  // server -> client after ATTACH: a fresh nonce the data stream must answer
+  attach_proof = 40,      // client -> server: HMAC of the nonce, transfer and stream (block_mac.hpp)
 };
 
 // Capability bits offered in HELLO and HELLO_OK; the session uses the intersection.
@@ -161,9 +170,18 @@ struct Have {
   std::uint32_t first_block = 0;
   std::vector<std::uint8_t> bitmap;  // at most max_have_bytes
 };
+// The token names the transfer; since version 3 it is no credential (it crosses clear data
+// streams): the stream proves itself with ATTACH_PROOF, under a key only the two ends of the
+// control connection's TLS session can compute.
 struct Attach {
   Token token{};
   std::uint16_t stream = 0;
+};
+struct AttachChallenge {
+  std::array<std::uint8_t, attach_nonce_size> nonce{};
+};
+struct AttachProof {
+  std::array<std::uint8_t, attach_proof_size> mac{};
 };
 struct AttachOk {
   std::uint32_t sndbuf = 0;  // what the kernel granted on the server's socket
@@ -306,7 +324,8 @@ struct Pong {
 
 using Message = std::variant<Hello, HelloOk, Open, OpenOk, Attach, AttachOk, Ack, End, Commit, Result,
                              ErrorMsg, Ping, Pong, Stats, InfoRequest, Info, Remove, Done, List, Listing, Mkdir, Queued,
-                             Auth, AuthOk, Have, Sum, SumOk, SetAttributes, Stat, StatOk, Rename, RemoveTree, ListChildren>;
+                             Auth, AuthOk, Have, Sum, SumOk, SetAttributes, Stat, StatOk, Rename, RemoveTree, ListChildren,
+                             AttachChallenge, AttachProof>;
 
 // Splits a listing into LISTING frames that each fit max_control_payload; the last has more = 0.
 // An empty listing is one frame with no entries.
@@ -319,7 +338,8 @@ struct BlockHeader {
   std::uint64_t offset = 0;
   std::uint32_t raw_length = 0;   // bytes of file data the block stands for
   std::uint32_t flags = 0;        // BlockFlags
-  std::uint32_t wire_length = 0;  // bytes of payload that follow (differs when compressed)
+  std::uint32_t wire_length = 0;  // bytes of payload that follow (differs when compressed); the
+                                  // block_tag_size bytes of the tag follow the payload
 };
 
 enum class DecodeStatus {
@@ -347,7 +367,8 @@ DecodeStatus decode_block_header(const FrameHeader& header, std::span<const std:
 // A whole frame (header + payload) for a message. Throws Error(usage) when a text field is over
 // its limit (a path over max_path_length, ...): never sends a shortened one.
 std::vector<std::uint8_t> encode(const Message& message);
-// Frame header + block header; the caller sends `wire_length` payload bytes right after.
+// Frame header + block header; the caller sends `wire_length` payload bytes right after, then
+// the block's tag. These 24 bytes are also what the tag covers before the payload.
 std::array<std::uint8_t, header_size + block_header_size> encode_block_header(const BlockHeader& block);
 
 FrameType type_of(const Message& message) noexcept;

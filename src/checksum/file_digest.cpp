@@ -75,6 +75,9 @@ class Sha256Digest final : public FileDigest {
     const std::uint64_t offset = block.offset;
     {
       std::lock_guard lock(mutex_);
+      // A block completed a second time (it arrived on two streams) is hashed once; the
+      // receiver never writes it twice either (BlockLedger), so what was hashed is on disk.
+      if (offset < hashed_) return;
       if (hashing_ || offset != hashed_) {
         early_[offset] = static_cast<std::uint32_t>(data.size());
         return;

@@ -120,10 +120,12 @@ awaitable<tcp::socket> connect_socket(asio::any_io_executor ex, const tcp::resol
 
 std::string describe_protection(const net::Connection& control, bool encrypt) {
   std::string text = "control " + control.protection() + ", data ";
-  if (!encrypt) return text + "clear";
+  // Every block carries a Poly1305 tag keyed from the control connection's TLS session (issue 11).
+  if (!encrypt) return text + "authenticated (Poly1305 per block, not encrypted)";
   std::string p = control.protection();
   if (!p.empty() && p.back() == ')') p.pop_back();
-  return text + p + (net::kernel_tls_available() ? ", OpenSSL user space)" : ", OpenSSL user space: no kernel TLS)");
+  return "control " + control.protection() + ", data encrypted " + p +
+         (net::kernel_tls_available() ? ", OpenSSL user space)" : ", OpenSSL user space: no kernel TLS)");
 }
 
 awaitable<std::shared_ptr<net::Connection>> open_data_connection(tcp::socket& socket, const bool& encrypt,

@@ -19,9 +19,18 @@ namespace {
 
 // Connect, TLS (with --encrypt), ATTACH and its answer: every wait has a deadline, since a stopped
 // pxferd still completes TCP handshakes from its kernel's backlog but never answers.
-net::awaitable<std::shared_ptr<net::Connection>> attach_stream(std::shared_ptr<transfer::Transfer> t, std::uint16_t index,
-                                                               wire::Token token, std::shared_ptr<const ControlLink> link,
-                                                               ClientOptions opt) {
+// A data stream joined to its transfer, and the key its blocks are authenticated under.
+struct Attached {
+  std::shared_ptr<net::Connection> conn;
+  MacKey block_key;
+};
+
+// Connects, says ATTACH and proves the stream belongs to the transfer (issue 11): the server's
+// nonce is answered under the transfer's key from the control connection's TLS session, so the
+// token alone, which an observer of a clear stream sees, joins nothing. Every reply has a
+// deadline (issue 16): a server whose kernel accepts while the process is stopped is a stall.
+net::awaitable<Attached> attach_stream(std::shared_ptr<transfer::Transfer> t, std::uint16_t index, wire::Token token,
+                                       std::shared_ptr<const ControlLink> link, ClientOptions opt) {
   auto ex = co_await asio::this_coro::executor;
   auto& stats = t->stream(index);
   auto socket = co_await connect_socket(ex, link->data_endpoints, t->settings().tuning, opt.connect_timeout,
@@ -30,15 +39,22 @@ net::awaitable<std::shared_ptr<net::Connection>> attach_stream(std::shared_ptr<t
   wire::Message attach = wire::Attach{token, index};
   co_await net::send_message(*conn, attach);
   const auto limit = std::max(t->settings().stall_timeout, std::chrono::milliseconds(1000));
-  auto reply = co_await net::read_message_within(*conn, limit);
-  if (!reply)
-    throw Error(Errc::network, "pxferd at " + link->authority + " did not answer ATTACH of stream " +
-                                   std::to_string(index) + " within " + std::to_string(limit.count() / 1000) + " s");
-  auto ok = net::expect<wire::AttachOk>(std::move(*reply), link->authority);
+  auto read_reply = [&](const char* what) -> net::awaitable<wire::Message> {
+    auto reply = co_await net::read_message_within(*conn, limit);
+    if (!reply)
+      throw Error(Errc::network, "pxferd at " + link->authority + " did not answer " + what + " of stream " +
+                                     std::to_string(index) + " within " + std::to_string(limit.count() / 1000) + " s");
+    co_return std::move(*reply);
+  };
+  auto challenge = net::expect<wire::AttachChallenge>(co_await read_reply("ATTACH"), link->authority);
+  const MacKey transfer_key = t->data_key();
+  wire::Message proof = wire::AttachProof{attach_proof(transfer_key, token, index, challenge.nonce)};
+  co_await net::send_message(*conn, proof);
+  auto ok = net::expect<wire::AttachOk>(co_await read_reply("ATTACH_PROOF"), link->authority);
   stats.remote.requested = opt.window;
   stats.remote.sndbuf = ok.sndbuf;
   stats.remote.rcvbuf = ok.rcvbuf;
-  co_return conn;
+  co_return Attached{std::move(conn), stream_block_key(transfer_key, index, challenge.nonce)};
 }
 
 // Ends once the transfer is over (finished or failed), so a stream still connecting or waiting
@@ -67,11 +83,12 @@ net::awaitable<void> run_data_stream(std::shared_ptr<transfer::Transfer> t, std:
       auto& stats = t->stream(index);
       auto attached = co_await net::first_of(attach_stream(t, index, token, link, opt), until_over(t));
       if (!attached) co_return;  // the transfer ended meanwhile
-      std::shared_ptr<net::Connection> conn = std::move(*attached);
+      std::shared_ptr<net::Connection> conn = std::move(attached->conn);
+      const MacKey block_key = attached->block_key;
       if (!t->claim_stream(index, conn)) co_return;  // the transfer ended meanwhile
       spdlog::debug("stream {} attached: local {}, server {}", index, describe(stats.local), describe(stats.remote));
       moved = true;
-      co_await t->run_stream(conn, index);
+      co_await t->run_stream(conn, index, block_key);
       co_return;
     } catch (const Error& e) {
       failure = e;

@@ -19,6 +19,7 @@
 #include "local_tree.hpp"
 #include "pxfer/log_safe.hpp"
 #include "net/frame_io.hpp"
+#include "net/tls.hpp"
 #include "net/race.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/file_io.hpp"
@@ -326,6 +327,8 @@ awaitable<void> run_job_body(asio::io_context& ioc, Job& job, std::optional<Cont
   }
   t->set_far_end("pxferd at " + link->authority);
   interrupted.watch(t);
+  // The transfer's key from the control connection's TLS session, as the server derived it.
+  t->set_data_key(net::export_keying_material(*control, std::string(data_exporter_label), ok.token));
   co_await t->exchange_have(*control);
   if (job.listener) t->on_stream_event([listener = job.listener](const std::string& text) { listener->on_stream_event(text); });
   start_summary(job, *t, *link, plan, ok);

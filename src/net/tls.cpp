@@ -165,6 +165,7 @@ class TlsConnection final : public Connection {
 
   tcp::socket& socket() override { return stream_.next_layer(); }
   const TlsInfo* tls() const override { return &info_; }
+  SSL* native() const { return const_cast<ssl::stream<tcp::socket>&>(stream_).native_handle(); }
 
  private:
   Error lost(const boost::system::error_code& ec) const {
@@ -245,6 +246,18 @@ awaitable<void> tls_handshake(Connection& conn, bool server, const std::string& 
   bool done = co_await first_of(tls->handshake(type, host, authority), close_after(tls->socket(), handshake_timeout));
   if (!done)
     throw Error(Errc::network, "TLS handshake with " + (authority.empty() ? conn.peer() : authority) + " timed out");
+}
+
+std::array<std::uint8_t, 32> export_keying_material(const Connection& conn, const std::string& label,
+                                                    std::span<const std::uint8_t> context) {
+  auto* tls = dynamic_cast<const TlsConnection*>(&conn);
+  if (!tls) throw Error(Errc::internal, "the TLS exporter needs a TLS connection (the control connection is one)");
+  std::array<std::uint8_t, 32> out{};
+  if (SSL_export_keying_material(tls->native(), out.data(), out.size(), label.data(), label.size(), context.data(),
+                                 context.size(), 1) != 1)
+    throw Error(Errc::internal, "cannot derive the data-stream key from the TLS session (SSL_export_keying_material: " +
+                                    openssl_reason() + ")");
+  return out;
 }
 
 std::string certificate_fingerprint_file(const std::string& pem_file) {

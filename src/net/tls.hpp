@@ -2,7 +2,10 @@
 // TLS 1.3 connections (OpenSSL through Asio's ssl::stream) behind the same net::Connection
 // interface as plain TCP, the contexts both ends build, and certificate fingerprints.
 // Only this header's users see OpenSSL types by name; Asio's SSL headers stay in tls.cpp.
+#include <array>
+#include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "connection.hpp"
@@ -36,6 +39,11 @@ std::shared_ptr<Connection> make_tls_connection(tcp::socket socket, TlsContextPt
 // handshake: the outcome is in tls()->verify_error, so the refusal can be a clear ERROR frame.
 // Arguments by reference (g++ 12: no temporaries with destructors across co_await).
 awaitable<void> tls_handshake(Connection& conn, bool server, const std::string& host, const std::string& authority);
+
+// The TLS exporter (RFC 8446 7.5, SSL_export_keying_material) of a finished TLS connection:
+// 32 bytes that only its two ends can compute. Throws Error(internal) on a clear connection.
+std::array<std::uint8_t, 32> export_keying_material(const Connection& conn, const std::string& label,
+                                                    std::span<const std::uint8_t> context);
 
 // "sha256:" + lower-case hex of the SHA-256 of a certificate's DER encoding.
 std::string certificate_fingerprint_file(const std::string& pem_file);

@@ -242,7 +242,8 @@ awaitable<std::optional<SessionRights>> log_in(const SessionContext& cx, Connect
 awaitable<void> control_session(const SessionContext& cx, std::shared_ptr<Connection> conn, const wire::Hello& hello) {
   if (hello.min_version > wire::protocol_version || hello.version < wire::protocol_version) {
     Error unsupported(Errc::protocol, "protocol version " + std::to_string(hello.version) + " not supported (server speaks " +
-                                          std::to_string(wire::protocol_version) + ")");
+                                          std::to_string(wire::protocol_version) +
+                                          "; use pxfer and pxferd of the same release)");
     co_await net::send_error_quietly(*conn, unsupported);
     co_return;
   }

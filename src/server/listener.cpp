@@ -117,7 +117,18 @@ std::string Listener::admit(const std::string& address) {
   return why;
 }
 
+void Listener::set_tls(net::TlsContextPtr tls) {
+  std::lock_guard lock(tls_mutex_);
+  tls_ = std::move(tls);
+}
+
+net::TlsContextPtr Listener::current_tls() {
+  std::lock_guard lock(tls_mutex_);
+  return tls_;
+}
+
 awaitable<void> Listener::accept_loop(net::TlsContextPtr tls, Serve serve) {
+  set_tls(std::move(tls));
   for (;;) {
     tcp::socket socket(asio::make_strand(ioc_));
     auto [ec] = co_await acceptor_.async_accept(socket, use_tuple);
@@ -137,7 +148,8 @@ awaitable<void> Listener::accept_loop(net::TlsContextPtr tls, Serve serve) {
     }
     Counted counted(counts_, std::move(address));
     auto ex = socket.get_executor();
-    asio::co_spawn(ex, serve_socket(std::move(counted), net::make_tcp_connection(std::move(socket)), tls, serve),
+    // The context in force at accept: a reload (SIGHUP) swaps it for later connections only.
+    asio::co_spawn(ex, serve_socket(std::move(counted), net::make_tcp_connection(std::move(socket)), current_tls(), serve),
                    asio::detached);
   }
 }

@@ -29,6 +29,8 @@ class Listener {
   boost::asio::ip::tcp::endpoint local_endpoint() const { return acceptor_.local_endpoint(); }
 
   net::awaitable<void> accept_loop(net::TlsContextPtr tls, Serve serve);
+  // A new certificate (SIGHUP): connections accepted from now on handshake with `tls`.
+  void set_tls(net::TlsContextPtr tls);
   unsigned connections();  // open now (counted at accept)
   // Stops accepting and closes every connection (from the io_context's threads: post it).
   void close_all();
@@ -52,6 +54,9 @@ class Listener {
   Metrics& metrics_;
   boost::asio::ip::tcp::acceptor acceptor_;
   Counts counts_;
+  net::TlsContextPtr current_tls();
+  std::mutex tls_mutex_;
+  net::TlsContextPtr tls_;
   std::mutex connections_mutex_;
   std::vector<std::weak_ptr<net::Connection>> connections_;
 };

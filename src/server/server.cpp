@@ -188,7 +188,16 @@ std::string Server::metrics_text() const {
 }
 
 void Server::reload(const std::string& tokens_file, const std::string& access_file) {
-  impl_->auth.reload(tokens_file, access_file);
+  Impl& s = *impl_;
+  // The certificate and key are read again too (a renewed certificate takes no restart); both are
+  // checked before anything changes, so a bad file leaves the old settings in force.
+  net::TlsContextPtr tls =
+      net::make_server_tls(net::ServerTlsConfig{s.identity.cert_file, s.identity.key_file, s.options.client_ca_file});
+  const std::string fingerprint = net::certificate_fingerprint_file(s.identity.cert_file);
+  s.auth.reload(tokens_file, access_file);
+  s.listener->set_tls(tls);
+  if (fingerprint != s.identity.fingerprint)
+    spdlog::info("reload: new certificate {} for the connections from now on", fingerprint);
 }
 
 }  // namespace pxfer

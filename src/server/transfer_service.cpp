@@ -14,6 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include "net/frame_io.hpp"
+#include "net/tls.hpp"
 #include "pxfer/host_settings.hpp"
 #include "pxfer/rate_meter.hpp"
 #include "pxfer/socket_tuning.hpp"
@@ -264,6 +265,8 @@ net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> con
   auto token = registry_.add(t, (open.flags & wire::open_encrypt) != 0);
   t->set_far_end("the client at " + conn->peer());
   if (has_id) registry_.add_running(open.transfer_id, owner, t);
+  // Before OPEN_OK: no data stream can attach before the client has the token.
+  t->set_data_key(net::export_keying_material(*conn, std::string(data_exporter_label), token));
   t->arm_attach_deadline();
   auto start = Clock::now();
   std::string checksum;
@@ -303,6 +306,10 @@ net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> con
   spdlog::info("{}", logfmt_line(a));
 }
 
+// A data stream proves it belongs to the transfer (issue 11): the token only names the transfer
+// (it crosses clear streams); the stream answers a fresh nonce with an HMAC under the key both
+// ends took from the control connection's TLS exporter. Every refusal is the same ERROR and
+// closes the connection; only a proven stream takes a free slot.
 net::awaitable<void> TransferService::attach(std::shared_ptr<net::Connection> conn, const wire::Attach& attach) {
   auto found = registry_.find(attach.token);
   if (found.transfer && found.encrypted && !conn->tls()) {
@@ -311,9 +318,23 @@ net::awaitable<void> TransferService::attach(std::shared_ptr<net::Connection> co
     co_return;
   }
   auto t = found.transfer;
-  if (!t || !t->claim_stream(attach.stream, conn)) {
-    // Same answer for an unknown token and a finished transfer: nothing to learn by guessing.
-    Error refused(Errc::permission, "unknown or expired session token");
+  const AttachNonce nonce = random_nonce();
+  bool proven = false;
+  if (t) {
+    wire::Message challenge = wire::AttachChallenge{nonce};
+    co_await net::send_message(*conn, challenge);
+    auto reply = co_await net::read_message_within(*conn, options_.hello_timeout);
+    auto* proof = reply ? std::get_if<wire::AttachProof>(&*reply) : nullptr;
+    proven = proof && equal_constant_time(proof->mac, attach_proof(t->data_key(), attach.token, attach.stream, nonce));
+    if (!proven)
+      spdlog::warn("client={} data stream {} refused: no valid proof of the transfer's key (an intruder, or a "
+                   "client that is not the one that opened it)",
+                   conn->peer(), attach.stream);
+  }
+  std::string why = "unknown or expired session token";
+  if (!proven || !t->claim_stream(attach.stream, conn, &why)) {
+    // Same answer for an unknown token and a bad proof: nothing to learn by guessing.
+    Error refused(proven ? Errc::network : Errc::permission, proven ? why : "unknown or expired session token");
     co_await net::send_error_quietly(*conn, refused);
     co_return;
   }
@@ -321,7 +342,7 @@ net::awaitable<void> TransferService::attach(std::shared_ptr<net::Connection> co
   stats.local = tune_socket(conn->socket().native_handle(), t->settings().tuning);
   wire::Message attach_ok = wire::AttachOk{stats.local.sndbuf, stats.local.rcvbuf};
   co_await net::send_message(*conn, attach_ok);
-  co_await t->run_stream(conn, attach.stream);
+  co_await t->run_stream(conn, attach.stream, stream_block_key(t->data_key(), attach.stream, nonce));
 }
 
 TransferService::Running TransferService::running() const {

@@ -21,7 +21,8 @@ namespace pxfer::transfer {
 namespace asio = boost::asio;
 
 Transfer::Transfer(asio::any_io_executor ex, Role role, Settings settings, std::uint64_t size)
-    : role_(role), settings_(settings), planner_(size, settings.block_size), done_(ex, 1), executor_(ex) {
+    : role_(role), settings_(settings), planner_(size, settings.block_size),
+      ledger_(static_cast<std::size_t>(limits::block_count(size, settings.block_size))), done_(ex, 1), executor_(ex) {
   for (std::uint16_t i = 0; i < settings.streams; ++i) stats_.push_back(std::make_unique<StreamStats>());
   slots_.resize(settings.streams);
 }
@@ -77,6 +78,7 @@ void Transfer::verify_resumed_blocks() {
     }
     digest_->add_block(b.offset, data);
     planner_.mark_done(b.offset);
+    ledger_.already_present(i);
     resumed_[i] = true;
     resumed_bytes_ += b.length;
   }
@@ -137,19 +139,35 @@ std::uint64_t Transfer::bytes_moved() const {
   return total;
 }
 
-bool Transfer::claim_stream(std::uint16_t index, std::shared_ptr<Connection> conn) {
-  std::shared_ptr<Connection> replaced;
+void Transfer::set_data_key(const MacKey& key) {
+  std::lock_guard lock(mutex_);
+  data_key_ = key;
+}
+
+MacKey Transfer::data_key() const {
+  std::lock_guard lock(mutex_);
+  return data_key_;
+}
+
+bool Transfer::claim_stream(std::uint16_t index, std::shared_ptr<Connection> conn, std::string* why) {
   std::string broke;
   {
     std::lock_guard lock(mutex_);
-    if (index >= slots_.size() || error_ || done_signalled_) return false;
-    replaced = std::exchange(slots_[index].connection, conn);
+    if (index >= slots_.size() || error_ || done_signalled_) {
+      if (why) *why = "unknown or expired session token";
+      return false;
+    }
+    // Never taken over: a live stream ends on its own (closed, or stalled past the stall timeout)
+    // before its slot takes another connection, so no later connection can push it aside.
+    if (slots_[index].connection) {
+      if (why) *why = "stream " + std::to_string(index) + " of this transfer is still attached; try again once it ended";
+      return false;
+    }
+    slots_[index].connection = conn;
     slots_[index].ever_attached = true;
     broke = std::exchange(slots_[index].broke, std::string());
     connections_.push_back(conn);
   }
-  // The peer reconnected this stream: the old connection is dead to it, whatever we thought.
-  if (replaced) replaced->close();
   // Told once the replacement stands: a stream lost as the whole transfer fails is no news.
   if (!broke.empty()) tell_stream_event("stream " + std::to_string(index) + " reconnected after: " + broke);
   return true;

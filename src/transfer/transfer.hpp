@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "net/connection.hpp"
+#include "pxfer/block_ledger.hpp"
+#include "pxfer/block_mac.hpp"
 #include "pxfer/block_planner.hpp"
 #include "pxfer/checksum.hpp"
 #include "pxfer/compression.hpp"
@@ -72,14 +74,20 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   // Block payload bytes that crossed the wire (fewer than the file's when compressed).
   std::uint64_t wire_bytes() const { return wire_bytes_.load(); }
 
-  // Gives stream slot `index` to `conn`; false if out of range or the transfer is over. A slot
-  // still held by an earlier connection is taken over: that connection is closed and its
-  // unacknowledged blocks go back to the queue (the peer saw it fail before we did).
-  bool claim_stream(std::uint16_t index, std::shared_ptr<Connection> conn);
-  // Moves blocks over one data connection until this side has nothing more to do on it. When
-  // the connection fails, its unacknowledged blocks go back to the queue for the other streams;
-  // a failure that a new connection cannot cure (pxfer/retry.hpp) also fails the transfer.
-  awaitable<void> run_stream(std::shared_ptr<Connection> conn, std::uint16_t index);
+  // Gives stream slot `index` to `conn`; false if out of range, the transfer is over, or the slot
+  // is still held by a live connection: a second ATTACH never replaces a live stream (issue 11),
+  // the peer tries again once the old connection ended. `why` (if given) gets the reason.
+  bool claim_stream(std::uint16_t index, std::shared_ptr<Connection> conn, std::string* why = nullptr);
+  // Moves blocks over one data connection until this side has nothing more to do on it. Every
+  // block carries a Poly1305 tag under `block_key` (pxfer/block_mac.hpp); a block that fails it closes the
+  // connection. When the connection fails, its unacknowledged blocks go back to the queue for the
+  // other streams; a failure that a new connection cannot cure (pxfer/retry.hpp) also fails the
+  // transfer.
+  awaitable<void> run_stream(std::shared_ptr<Connection> conn, std::uint16_t index, MacKey block_key);
+  // The transfer's key from the control connection's TLS exporter (both ends, before any data
+  // stream attaches): ATTACH proofs and block keys derive from it.
+  void set_data_key(const MacKey& key);
+  MacKey data_key() const;
   // True once the transfer failed or every block is where it belongs: no stream is worth
   // reconnecting any more.
   bool over() const;
@@ -153,7 +161,10 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   awaitable<void> send_compressible(Connection& conn, StreamRun& run, Block block, std::vector<std::uint8_t>& buffer,
                                     BlockCompressor& compressor);
   awaitable<void> finish_received_block(Connection& conn, StreamRun& run, const wire::BlockHeader& header,
-                                        std::uint32_t adler);
+                                        std::span<const std::uint8_t> data, BlockDigest& digest, std::uint32_t adler);
+  awaitable<void> receive_payload(Connection& conn, StreamRun& run, const wire::BlockHeader& header,
+                                  std::span<std::uint8_t> data, BlockDigest& digest, std::uint32_t& adler);
+  awaitable<void> check_tag(Connection& conn, StreamRun& run, const wire::BlockHeader& header);
   awaitable<void> wait_streams();
   void release_slot(std::uint16_t index, const Connection& conn);
   void check_complete();
@@ -181,6 +192,8 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   const Role role_;
   const Settings settings_;
   BlockPlanner planner_;  // sender: what to send and what was acknowledged; receiver: what arrived
+  BlockLedger ledger_;    // receiver: which blocks are in the file (written once, never again)
+  MacKey data_key_{};     // under mutex_
   std::optional<FileSource> source_;
   std::unique_ptr<FileSink> sink_;
   std::unique_ptr<FileDigest> digest_;

@@ -52,7 +52,7 @@ awaitable<std::string> Transfer::run_control(std::shared_ptr<Connection> control
   if (!nothing_to_move()) {
     if (settings_.streams != 1 || !claim_stream(0, control))
       throw Error(Errc::protocol, "a transfer on the control connection has exactly one stream");
-    co_await run_stream(control, 0);
+    co_await run_stream(control, 0, control_block_key(data_key()));
   }
   co_return co_await commit_exchange(*control);
 }

@@ -25,6 +25,9 @@ struct Transfer::StreamRun {
   std::atomic<Clock::rep> last_heard{Clock::now().time_since_epoch().count()};
   std::atomic<Clock::rep> last_sent{Clock::now().time_since_epoch().count()};
   std::shared_ptr<boost::asio::steady_timer> idle;  // the sender waits on it for work; on the stream's strand
+  std::unique_ptr<BlockMac> mac;  // the MAC of this connection's blocks, in order
+  std::unique_ptr<BlockDecompressor> decompressor;  // receiver, for compressed blocks
+  std::vector<std::uint8_t> packed;                 // receiver: a compressed block's payload
 
   void heard() { last_heard.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed); }
   void sent() { last_sent.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed); }

@@ -22,8 +22,9 @@ namespace pxfer::transfer {
 
 namespace asio = boost::asio;
 
-awaitable<void> Transfer::run_stream(std::shared_ptr<Connection> conn, std::uint16_t index) {
+awaitable<void> Transfer::run_stream(std::shared_ptr<Connection> conn, std::uint16_t index, MacKey block_key) {
   StreamRun run{index, *stats_[index]};
+  run.mac = std::make_unique<BlockMac>(block_key);
   run.idle = std::make_shared<asio::steady_timer>(co_await asio::this_coro::executor);
   {
     std::lock_guard lock(mutex_);
@@ -132,6 +133,7 @@ awaitable<void> Transfer::send_blocks(Connection& conn, StreamRun& run) {
 awaitable<void> Transfer::send_block(Connection& conn, StreamRun& run, Block block, std::vector<std::uint8_t>& buffer) {
   wire::BlockHeader header{block.offset, block.length, 0, block.length};
   auto header_bytes = wire::encode_block_header(header);
+  run.mac->begin(header_bytes);
   co_await conn.write_all(header_bytes);
   // Read, hash and send chunk by chunk: each chunk is hashed and copied into the socket while it
   // is still in the CPU cache (a whole 4 MiB block would not fit).
@@ -141,9 +143,12 @@ awaitable<void> Transfer::send_block(Connection& conn, StreamRun& run, Block blo
     std::span<std::uint8_t> chunk(buffer.data() + done, n);
     source_->read_at(block.offset + done, chunk);
     digest_->update(digest, chunk);
+    run.mac->update(chunk);
     co_await conn.write_all(chunk, &run.stats.bytes);
     done += n;
   }
+  const BlockTag tag = run.mac->finish();
+  co_await conn.write_all(tag);
   digest_->complete(digest, std::span(buffer.data(), block.length));
   run.stats.blocks.fetch_add(1, std::memory_order_relaxed);
   wire_bytes_ += block.length;
@@ -167,9 +172,13 @@ awaitable<void> Transfer::send_compressible(Connection& conn, StreamRun& run, Bl
   wire::BlockHeader header{block.offset, block.length, packed.empty() ? 0u : std::uint32_t{wire::block_compressed_zstd},
                            static_cast<std::uint32_t>(payload.size())};
   auto header_bytes = wire::encode_block_header(header);
+  run.mac->begin(header_bytes);
+  run.mac->update(payload);
+  const BlockTag tag = run.mac->finish();
   co_await conn.write_all(header_bytes);
   auto start = Clock::now();
   co_await conn.write_all(payload, packed.empty() ? &run.stats.bytes : nullptr);
+  co_await conn.write_all(tag);
   compressor.sent(payload.size(), std::chrono::duration<double>(Clock::now() - start).count());
   if (!packed.empty()) run.stats.bytes.fetch_add(block.length, std::memory_order_relaxed);
   run.stats.blocks.fetch_add(1, std::memory_order_relaxed);
@@ -226,14 +235,12 @@ awaitable<void> Transfer::watch_progress(Connection& conn, StreamRun& run) {
   }
 }
 
+// A block reaches the file only whole and verified (issue 11, point 3): it is read into the
+// stream's buffer (at most one block size, limits.hpp), its tag checked, and only then written,
+// once: a block already in the file is acknowledged again but never rewritten or hashed again.
 awaitable<void> Transfer::receive_blocks(Connection& conn, StreamRun& run) {
-  StreamStats& stats = run.stats;
   std::vector<std::uint8_t> buffer(largest_block());
-  std::vector<std::uint8_t> packed;
-  std::optional<BlockDecompressor> decompressor;
   std::array<std::uint8_t, wire::block_header_size> block_bytes{};
-  // The journal keeps each block's Adler-32; the adler32 digest computes it anyway.
-  const bool journal_adler = sink_->resuming() && settings_.checksum != ChecksumAlgo::adler32;
   for (;;) {
     wire::FrameHeader frame = co_await net::read_header(conn);
     run.heard();
@@ -244,7 +251,8 @@ awaitable<void> Transfer::receive_blocks(Connection& conn, StreamRun& run) {
       co_await net::send_message(conn, end_message);
       co_return;
     }
-    if (frame.length < wire::block_header_size) throw Error(Errc::protocol, "truncated BLOCK frame from " + conn.peer());
+    if (frame.length < wire::block_header_size + wire::block_tag_size)
+      throw Error(Errc::protocol, "truncated BLOCK frame from " + conn.peer());
     co_await conn.read_exact(block_bytes);
     wire::BlockHeader header;
     auto status = wire::decode_block_header(frame, block_bytes, header);
@@ -253,48 +261,88 @@ awaitable<void> Transfer::receive_blocks(Connection& conn, StreamRun& run) {
     if (!planner_.is_block(Block{header.offset, header.raw_length}))
       throw Error(Errc::protocol, "block at offset " + std::to_string(header.offset) + " of " +
                                       std::to_string(header.raw_length) + " bytes does not fit the file's block plan");
-    if (header.flags & wire::block_compressed_zstd) {
-      if (!decompressor) decompressor.emplace();
-      packed.resize(header.wire_length);  // < raw_length <= block size: checked by the decoder
-      co_await conn.read_exact(packed);
-      run.heard();
-      std::span<std::uint8_t> data(buffer.data(), header.raw_length);
-      decompressor->decompress(packed, data);
-      stats.bytes.fetch_add(header.raw_length, std::memory_order_relaxed);
-      sink_->write_at(header.offset, data);
-      digest_->add_block(header.offset, data);
-      std::uint32_t adler = sink_->resuming() ? adler32_of(data) : 0;
-      co_await finish_received_block(conn, run, header, adler);
-      continue;
-    }
-    // Hash each piece as it arrives and write it out in pipeline_chunk pieces, while it is hot.
+    run.mac->begin(wire::encode_block_header(header));
     std::span<std::uint8_t> data(buffer.data(), header.raw_length);
     BlockDigest digest{header.offset};
     std::uint32_t adler = 1;
-    std::size_t received = 0, written = 0;
-    while (received < data.size()) {
-      std::size_t n = co_await conn.read_some(data.subspan(received, std::min<std::size_t>(data.size() - received, pipeline_chunk)));
-      run.heard();
-      stats.bytes.fetch_add(n, std::memory_order_relaxed);
-      digest_->update(digest, data.subspan(received, n));
-      if (journal_adler) adler = adler32_of(data.subspan(received, n), adler);
-      received += n;
-      if (received - written >= pipeline_chunk || received == data.size()) {
-        sink_->write_at(header.offset + written, data.subspan(written, received - written));
-        written = received;
-      }
-    }
-    digest_->complete(digest, data);
-    co_await finish_received_block(conn, run, header, journal_adler ? adler : digest.running);
+    co_await receive_payload(conn, run, header, data, digest, adler);
+    co_await finish_received_block(conn, run, header, data, digest, adler);
   }
 }
 
-// The block is written and hashed: record it and acknowledge it. A block that arrives a second
-// time (its first ACK died with a broken stream) is acknowledged again: same bytes, same place.
+// The payload into `data` (decompressed), hashed chunk by chunk while it is hot, and its tag
+// checked; nothing is written here.
+awaitable<void> Transfer::receive_payload(Connection& conn, StreamRun& run, const wire::BlockHeader& header,
+                                          std::span<std::uint8_t> data, BlockDigest& digest, std::uint32_t& adler) {
+  // The journal keeps each block's Adler-32; the adler32 digest computes it anyway.
+  const bool journal_adler = sink_->resuming() && settings_.checksum != ChecksumAlgo::adler32;
+  if (header.flags & wire::block_compressed_zstd) {
+    if (!run.decompressor) run.decompressor = std::make_unique<BlockDecompressor>();
+    run.packed.resize(header.wire_length);  // < raw_length <= block size: checked by the decoder
+    co_await conn.read_exact(run.packed);
+    run.heard();
+    run.mac->update(run.packed);
+    co_await check_tag(conn, run, header);
+    run.decompressor->decompress(run.packed, data);
+    run.stats.bytes.fetch_add(header.raw_length, std::memory_order_relaxed);
+    digest_->update(digest, data);
+    adler = settings_.checksum == ChecksumAlgo::adler32 ? digest.running : sink_->resuming() ? adler32_of(data) : 0;
+    co_return;
+  }
+  std::size_t maced = 0;  // the MAC is fed whole 16-byte units while the pieces arrive (faster)
+  for (std::size_t received = 0; received < data.size();) {
+    std::size_t n = co_await conn.read_some(data.subspan(received, std::min<std::size_t>(data.size() - received, pipeline_chunk)));
+    run.heard();
+    run.stats.bytes.fetch_add(n, std::memory_order_relaxed);
+    auto piece = data.subspan(received, n);
+    digest_->update(digest, piece);
+    if (journal_adler) adler = adler32_of(piece, adler);
+    received += n;
+    const std::size_t whole = received == data.size() ? received : received & ~std::size_t{15};
+    if (whole > maced) run.mac->update(data.subspan(maced, whole - maced));
+    maced = std::max(maced, whole);
+  }
+  co_await check_tag(conn, run, header);
+  if (!journal_adler) adler = digest.running;
+}
+
+// A block whose tag does not verify was changed or made up on the path: nothing of it is kept,
+// the connection is closed (Errc::network, so the stream reconnects) and the sender's copy of
+// the block goes back to its queue when it sees the connection end.
+awaitable<void> Transfer::check_tag(Connection& conn, StreamRun& run, const wire::BlockHeader& header) {
+  BlockTag tag{};
+  co_await conn.read_exact(tag);
+  if (run.mac->verify(tag)) co_return;
+  spdlog::warn("stream {}: block at offset {} from {} failed its MAC (changed or injected on the path?); "
+               "discarded, stream closed",
+               run.index, header.offset, conn.peer());
+  throw Error(Errc::network, "block at offset " + std::to_string(header.offset) + " from " + conn.peer() +
+                                 " failed its MAC (changed or injected on the path?); discarded");
+}
+
+// The block arrived whole and verified: written and hashed once, recorded and acknowledged. A
+// block that arrives a second time (its first ACK died with a broken stream) is acknowledged
+// again without touching the file.
 awaitable<void> Transfer::finish_received_block(Connection& conn, StreamRun& run, const wire::BlockHeader& header,
+                                                std::span<const std::uint8_t> data, BlockDigest& digest,
                                                 std::uint32_t adler) {
-  sink_->block_written(static_cast<std::size_t>(header.offset / settings_.block_size), adler);
-  bool first_time = planner_.mark_done(header.offset);
+  const auto index = static_cast<std::size_t>(header.offset / settings_.block_size);
+  bool first_time = false;
+  if (ledger_.claim(index) == BlockLedger::Claim::write) {
+    try {
+      sink_->write_at(header.offset, data);
+      digest_->complete(digest, data);
+      sink_->block_written(index, adler);
+    } catch (...) {
+      ledger_.release(index);
+      throw;
+    }
+    ledger_.committed(index);
+    first_time = planner_.mark_done(header.offset);
+  } else {
+    spdlog::debug("stream {}: block at offset {} arrived again; already in the file, not rewritten", run.index,
+                  header.offset);
+  }
   run.stats.blocks.fetch_add(1, std::memory_order_relaxed);
   wire_bytes_ += header.wire_length;
   wire::Message ack = wire::Ack{header.offset, header.raw_length};

@@ -51,6 +51,8 @@ const char* type_name(FrameType type) noexcept {
     case FrameType::rename: return "RENAME";
     case FrameType::remove_tree: return "REMOVE_TREE";
     case FrameType::list_children: return "LIST_CHILDREN";
+    case FrameType::attach_challenge: return "ATTACH_CHALLENGE";
+    case FrameType::attach_proof: return "ATTACH_PROOF";
   }
   return "UNKNOWN";
 }

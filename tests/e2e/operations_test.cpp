@@ -189,6 +189,48 @@ TEST_F(Operations, SighupRevokesATokenWhileItsTransferCompletes) {
   EXPECT_EQ(server.stop().status, 0);
 }
 
+// A renewed certificate takes a reload, not a restart: after SIGHUP the connections from then on
+// handshake with the new one (a client pinned to the old fingerprint is refused, one pinned to the
+// new is let in), while a bad certificate file leaves the old one in force.
+TEST_F(Operations, SighupLoadsARenewedCertificate) {
+  auto make_cert = [&](const std::string& name) {
+    std::string command = "umask 077 && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 "
+                          "-subj /CN=localhost -addext subjectAltName=IP:127.0.0.1 -keyout " + etc + "/" + name +
+                          ".key -out " + etc + "/" + name + ".pem >/dev/null 2>&1";
+    ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  };
+  make_cert("old");
+  make_cert("new");
+  const std::string cert = etc + "/cert.pem", key = etc + "/key.pem";
+  ASSERT_EQ(std::system(("cp -p " + etc + "/old.pem " + cert + " && cp -p " + etc + "/old.key " + key).c_str()), 0);
+  std::string alice = token_file("alice");
+  ServerProcess server(root, "127.0.0.1:0", {"--tokens", tokens, "--cert", cert, "--key", key});
+  RunResult before = run_pxfer("put", small, server.url("before.bin"), "--token-file", alice);
+  ASSERT_EQ(before.exit_code, 0) << before.err;
+
+  RunResult fp = run_pxferd({"fingerprint", "--cert", etc + "/new.pem"});
+  ASSERT_EQ(fp.exit_code, 0) << fp.err;
+  std::string renewed = fp.out.substr(0, fp.out.find_first_of(" \n"));
+  ASSERT_TRUE(renewed.starts_with("sha256:")) << fp.out;
+  ASSERT_EQ(std::system(("cp -p " + etc + "/new.pem " + cert + " && cp -p " + etc + "/new.key " + key).c_str()), 0);
+  ::kill(server.pid(), SIGHUP);
+  ASSERT_TRUE(wait_for_log(server, "new certificate " + renewed)) << server.log();
+
+  RunResult pinned_old = run_pxfer("put", small, server.url("old-pin.bin"), "--token-file", alice);
+  EXPECT_NE(pinned_old.exit_code, 0) << "a client pinned to the old certificate got in after the reload";
+  EXPECT_FALSE(path_exists(root + "/old-pin.bin"));
+  RunResult pinned_new =
+      run_pxfer("put", small, server.url("new-pin.bin"), "--token-file", alice, "--fingerprint", renewed);
+  EXPECT_EQ(pinned_new.exit_code, 0) << pinned_new.err;
+
+  // A certificate file that does not parse: the reload is refused and the renewed one stays.
+  write_text(cert, "not a certificate\n");
+  ::kill(server.pid(), SIGHUP);
+  ASSERT_TRUE(wait_for_log(server, "reload refused")) << server.log();
+  RunResult still = run_pxfer("put", small, server.url("still.bin"), "--token-file", alice, "--fingerprint", renewed);
+  EXPECT_EQ(still.exit_code, 0) << still.err;
+}
+
 // A stand-in for systemd's notification socket ($NOTIFY_SOCKET): what pxferd tells the service manager.
 class NotifySocket {
  public:

@@ -237,7 +237,7 @@ TEST_F(Security, EncryptedTransferIsByteIdenticalAndSaysSo) {
   auto protection = line_starting_with(put.out, "protection: ");
   ASSERT_TRUE(protection) << put.out;
   EXPECT_NE(protection->find("control TLS1.3"), std::string::npos) << *protection;
-  EXPECT_NE(protection->find("data TLS1.3"), std::string::npos) << *protection;
+  EXPECT_NE(protection->find("data encrypted TLS1.3"), std::string::npos) << *protection;
 
   RunResult get = run_pxfer("get", "-p", "3", "--encrypt", via_tap("big.bin"), local + "/back.bin");
   ASSERT_EQ(get.exit_code, 0) << get.err;
@@ -253,7 +253,7 @@ TEST_F(Security, EncryptedTransferIsByteIdenticalAndSaysSo) {
       << "a clear get showed no plaintext to the proxy: the check above proves nothing";
   auto p = line_starting_with(clear.out, "protection: ");
   ASSERT_TRUE(p) << clear.out;
-  EXPECT_NE(p->find("data clear"), std::string::npos) << *p;
+  EXPECT_NE(p->find("data authenticated"), std::string::npos) << *p;
 }
 
 TEST_F(Security, PxferdRefusesToStartWithoutAnAuthenticationMethod) {

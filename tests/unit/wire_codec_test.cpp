@@ -44,6 +44,8 @@ auto fields_of(const OpenOk& m) {
 }
 auto fields_of(const Attach& m) { return std::tie(m.token, m.stream); }
 auto fields_of(const AttachOk& m) { return std::tie(m.sndbuf, m.rcvbuf); }
+auto fields_of(const AttachChallenge& m) { return std::tie(m.nonce); }
+auto fields_of(const AttachProof& m) { return std::tie(m.mac); }
 auto fields_of(const Ack& m) { return std::tie(m.offset, m.length); }
 auto fields_of(const End&) { return std::tuple<>(); }
 auto fields_of(const Commit& m) { return std::tie(m.bytes, m.checksum, m.value); }
@@ -135,12 +137,21 @@ inline constexpr bool always_false = false;
 // EverySampleSetsEveryField). A new alternative does not compile until it has one here.
 template <class M>
 Message sample_of() {
-  if constexpr (std::is_same_v<M, Hello>) return Hello{3, 1, 0xfedcba9876543210ull, "pxfer/0.1.0 (test)"};
-  else if constexpr (std::is_same_v<M, HelloOk>) return HelloOk{3, cap_block_acks, "pxferd/0.1.0", 8u << 20};
+  if constexpr (std::is_same_v<M, Hello>) return Hello{4, 1, 0xfedcba9876543210ull, "pxfer/0.1.0 (test)"};
+  else if constexpr (std::is_same_v<M, HelloOk>) return HelloOk{4, cap_block_acks, "pxferd/0.1.0", 8u << 20};
   else if constexpr (std::is_same_v<M, Open>) return valid_open();
   else if constexpr (std::is_same_v<M, OpenOk>) return OpenOk{make_token(3), 0xffffffffffffull, 1u << 20, 1700000000123456789ll};
   else if constexpr (std::is_same_v<M, Attach>) return Attach{make_token(200), 63};
   else if constexpr (std::is_same_v<M, AttachOk>) return AttachOk{212992, 131072};
+  else if constexpr (std::is_same_v<M, AttachChallenge>) {
+    AttachChallenge c;
+    for (std::size_t i = 0; i < c.nonce.size(); ++i) c.nonce[i] = static_cast<std::uint8_t>(0xa0 + i);
+    return c;
+  } else if constexpr (std::is_same_v<M, AttachProof>) {
+    AttachProof p;
+    for (std::size_t i = 0; i < p.mac.size(); ++i) p.mac[i] = static_cast<std::uint8_t>(0x11 * (i + 1));
+    return p;
+  }
   else if constexpr (std::is_same_v<M, Ack>) return Ack{0xfffffffffff00000ull, 4u << 20};
   else if constexpr (std::is_same_v<M, Commit>) return Commit{1073741824ull, 1, "0a3c1f2e"};
   else if constexpr (std::is_same_v<M, Result>)
@@ -372,7 +383,7 @@ TEST(WireCodec, BlockHeaderRoundTrips) {
     FrameHeader h;
     ASSERT_EQ(decode_header(bytes, h), DecodeStatus::ok);
     EXPECT_EQ(h.type, FrameType::block);
-    EXPECT_EQ(h.length, block_header_size + b.wire_length);
+    EXPECT_EQ(h.length, block_header_size + block_tag_size + b.wire_length);
     BlockHeader out;
     ASSERT_EQ(decode_block_header(h, std::span(bytes).subspan(header_size), out), DecodeStatus::ok);
     EXPECT_EQ(out.offset, b.offset);
@@ -424,8 +435,8 @@ TEST(WireCodec, EveryCutOfABlockHeaderIsTruncated) {
   }
 }
 
-TEST(WireCodec, BlockFrameShorterThanItsHeaderIsTruncated) {
-  for (std::uint32_t length = 0; length < block_header_size; ++length) {
+TEST(WireCodec, BlockFrameShorterThanItsHeaderAndTagIsTruncated) {
+  for (std::uint32_t length = 0; length < block_header_size + block_tag_size; ++length) {
     FrameHeader h{FrameType::block, 0, length};
     Bytes payload(32, 0);
     BlockHeader out;
@@ -453,7 +464,9 @@ TEST(WireCodec, UnknownFrameTypes) {
 }
 
 TEST(WireCodec, PayloadLimitsPerType) {
-  EXPECT_EQ(max_payload(FrameType::block), block_header_size + max_block_size);
+  EXPECT_EQ(max_payload(FrameType::block), block_header_size + block_tag_size + max_block_size);
+  EXPECT_EQ(max_payload(FrameType::attach_challenge), attach_nonce_size);
+  EXPECT_EQ(max_payload(FrameType::attach_proof), attach_proof_size);
   EXPECT_EQ(max_payload(FrameType::ack), 12u);
   EXPECT_EQ(max_payload(FrameType::end), 0u);
   EXPECT_EQ(max_payload(FrameType::ping), 8u);
@@ -759,7 +772,9 @@ TEST(WireCodec, BlockWithBadFieldsIsBadField) {
 }
 
 TEST(WireCodec, BlockAndMessageDecodersRefuseEachOthersFrames) {
-  auto bytes = encode_block_header({0, 4096, block_compressed_zstd, 0});  // the whole frame: 16 bytes
+  auto header_bytes = encode_block_header({0, 4096, block_compressed_zstd, 0});
+  Bytes bytes(header_bytes.begin(), header_bytes.end());
+  bytes.resize(bytes.size() + block_tag_size);  // the whole frame: 16 + 16 (the tag) bytes
   FrameHeader h;
   ASSERT_EQ(decode_header(bytes, h), DecodeStatus::ok);
   Message out;
@@ -823,7 +838,7 @@ void check_consistent(const Bytes& bytes) {
     ASSERT_TRUE(is_status(st));
     BlockHeader again{};
     ASSERT_EQ(decode_block_header(h, payload, again), st);
-    if (h.length < block_header_size || payload.size() < block_header_size) {
+    if (h.length < block_header_size + block_tag_size || payload.size() < block_header_size) {
       ASSERT_EQ(st, DecodeStatus::truncated);
       return;
     }
@@ -834,7 +849,7 @@ void check_consistent(const Bytes& bytes) {
     ASSERT_GT(b.raw_length, 0u);
     ASSERT_LE(b.raw_length, max_block_size);
     ASSERT_EQ(b.flags & ~std::uint32_t{block_compressed_zstd}, 0u);
-    ASSERT_EQ(b.wire_length, h.length - block_header_size);
+    ASSERT_EQ(b.wire_length, h.length - block_header_size - block_tag_size);
     if (!(b.flags & block_compressed_zstd)) {
       ASSERT_EQ(b.wire_length, b.raw_length);
     }

@@ -52,7 +52,7 @@ void Reloader::apply() {
 
 void Reloader::reload() {
   notify("RELOADING=1");
-  spdlog::info("SIGHUP: reloading the tokens and access files");
+  spdlog::info("SIGHUP: reloading the tokens and access files and the certificate");
   try {
     apply();
   } catch (const std::exception& e) {
