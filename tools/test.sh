@@ -86,7 +86,7 @@ skip_status=0
 
 echo "== benchmark smoke run (bench/results/ has the real figures) =="
 "$build_dir/bin/pxfer-bench" --benchmark_min_time=0.01 \
-  --benchmark_filter='Encode|Decode|BlockHeader|Adler32|Sha256|RawLoopback|LoopbackPut/4|LoopbackGet/4' || status=$?
+  --benchmark_filter='Encode|Decode|BlockHeader|Adler32|Sha256|RawLoopback|LoopbackPut/4|LoopbackGet/4|SmallFiles' || status=$?
 
 # libFuzzer targets (fuzz/): PXFER_FUZZ_SECONDS per target (60; 0 skips). A crash fails the run;
 # no clang/libFuzzer is a visible skip (exit 77), not a failure.
