@@ -21,6 +21,7 @@
 #   PXCMP_TOOLS="pxfer gridftp xrdcp xrdcp-tuned scp"  which tools (scp only in the encrypted work)
 #   PXCMP_OUT=bench/results/compare.md
 #   PXFER_BUILD_DIR=build     where pxfer and pxferd are built (Release)
+#   PXCMP_BIN_DIR=DIR         use DIR/pxfer and DIR/pxferd as they are, without building
 # A quick run for development (a few minutes):
 #   PXCMP_ROUNDS=1 PXCMP_LARGE=256M PXCMP_SMALL_COUNT=1000 PXCMP_STREAMS=4 sudo -E bench/compare.sh
 set -euo pipefail
@@ -39,7 +40,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "bench/compare.sh: installing ${missing[*]}" >&2
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=600 "${missing[@]}" >/dev/null
 fi
-"$here/tools/build.sh" "$build_dir" Release pxfer-cli pxferd >/dev/null
+# PXCMP_BIN_DIR: take pxfer and pxferd from there instead of building (e.g. a saved build).
+if [ -n "${PXCMP_BIN_DIR:-}" ]; then
+  bin_dir="$PXCMP_BIN_DIR"
+else
+  "$here/tools/build.sh" "$build_dir" Release pxfer-cli pxferd >/dev/null
+  bin_dir="$build_dir/bin"
+fi
 id "$user" >/dev/null 2>&1 || useradd --system --shell /bin/sh --home-dir /nonexistent --no-create-home "$user"
 
 ns="pxcmp-$$"
@@ -65,7 +72,7 @@ ip netns exec "$ns" ip link set lo up
 
 # The binaries are copied so the unprivileged user can run them whatever the build tree's modes.
 mkdir -p "$work/bin"
-cp "$build_dir/bin/pxfer" "$build_dir/bin/pxferd" "$work/bin/"
+cp "$bin_dir/pxfer" "$bin_dir/pxferd" "$work/bin/"
 chown -R "$user:" "$work"
 chmod 0755 "$work"
 
@@ -77,7 +84,7 @@ meta=$(python3 -c 'import json, sys; print(json.dumps(dict(zip(sys.argv[1::2], s
   "machine" "$(nproc) cores ($cpu), $mem RAM, $(hostname)" \
   "kernel" "$(uname -r)" \
   "OS" "$(. /etc/os-release && echo "$PRETTY_NAME")" \
-  "pxfer" "git $rev, $build_dir (Release)" \
+  "pxfer" "git $rev, binaries from $bin_dir (Release)" \
   "congestion control" "$(ip netns exec "$ns" sysctl -n net.ipv4.tcp_congestion_control) (the namespace default, for every tool)" \
   "data" "/dev/shm (tmpfs) on both ends" \
   "command" "PXCMP_ROUNDS=${PXCMP_ROUNDS:-3} PXCMP_LARGE=${PXCMP_LARGE:-2G} PXCMP_STREAMS=\"${PXCMP_STREAMS:-1 4 8}\" PXCMP_SMALL_COUNT=${PXCMP_SMALL_COUNT:-10000} PXCMP_SMALL_SIZE=${PXCMP_SMALL_SIZE:-64K} PXCMP_WORKS=\"${PXCMP_WORKS:-ceiling large small encrypt}\" bench/compare.sh")
