@@ -62,6 +62,7 @@ cleanup() {
   rm -rf "/etc/netns/$ns" "$work"
 }
 trap cleanup EXIT
+trap "exit 143" TERM INT  # so the EXIT trap runs on a signal too
 ip netns add "$ns"
 # GridFTP resolves the host's own name: without a hosts file naming it inside the namespace the
 # server fails with "globus_libc_addr_to_contact_string failed". `ip netns exec` mounts this file
