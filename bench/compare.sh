@@ -9,7 +9,7 @@
 # servers and clients, runs as pxbench inside that namespace on 127.0.0.1, with the data in
 # /dev/shm; the servers are stopped by PID at the end (bench/compare_run.py does the runs).
 #
-# Environment (defaults: the full run, about 15-25 minutes on 2 cores):
+# Environment (defaults: the full run; 10 minutes on these 2 cores at load 1-4, 20 at load 10):
 #   PXCMP_ROUNDS=3            rounds; the tools are interleaved within each round
 #   PXCMP_LARGE=2G            size of the large file (get, put, encrypted get/put, iperf3 bytes)
 #   PXCMP_STREAMS="1 4 8"     stream counts for the large file and iperf3
