@@ -86,7 +86,7 @@ skip_status=0
 
 echo "== benchmark smoke run (bench/results/ has the real figures) =="
 "$build_dir/bin/pxfer-bench" --benchmark_min_time=0.01 \
-  --benchmark_filter='Encode|Decode|BlockHeader|Adler32|Sha256|RawLoopback|LoopbackPut/4|LoopbackGet/4' || status=$?
+  --benchmark_filter='Encode|Decode|BlockHeader|Adler32|Sha256|RawLoopback|LoopbackPut/4|LoopbackGet/4|SmallFiles' || status=$?
 
 # The reliability soak (bench/soak.sh, docs/reliability.md) in the optional long run:
 # PXFER_SOAK_MINUTES (default 0: skipped). A corrupt or lost file, or a temporary file left behind,
