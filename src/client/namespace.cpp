@@ -6,19 +6,13 @@
 
 #include "connect.hpp"
 #include "net/frame_io.hpp"
+#include "path_names.hpp"
 #include "pxfer/error.hpp"
 
 namespace pxfer {
 namespace {
 
 namespace asio = boost::asio;
-
-std::string basename_of(const std::string& path) {
-  std::string p = path;
-  while (p.size() > 1 && p.back() == '/') p.pop_back();
-  auto slash = p.rfind('/');
-  return slash == std::string::npos ? p : p.substr(slash + 1);
-}
 
 RemoteEntry entry_from(const wire::ListEntry& e, std::string name) {
   return RemoteEntry{std::move(name), e.kind, e.size, e.mode & 07777, e.mtime_ns};

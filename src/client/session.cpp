@@ -11,6 +11,7 @@
 #include "connect.hpp"
 #include "job.hpp"
 #include "net/frame_io.hpp"
+#include "path_names.hpp"
 #include "pxfer/client.hpp"
 #include "transfer/negotiate.hpp"
 
@@ -18,13 +19,6 @@ namespace pxfer {
 namespace {
 
 namespace asio = boost::asio;
-
-std::string basename_of(const std::string& path) {
-  std::string p = path;
-  while (p.size() > 1 && p.back() == '/') p.pop_back();
-  auto slash = p.rfind('/');
-  return slash == std::string::npos ? p : p.substr(slash + 1);
-}
 
 bool is_directory(const std::string& path) {
   struct stat st {};

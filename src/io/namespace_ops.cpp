@@ -10,18 +10,10 @@
 #include <vector>
 
 #include "pxfer/error.hpp"
+#include "scoped_fd.hpp"
 
 namespace pxfer {
 namespace {
-
-struct Fd {
-  int fd;
-  explicit Fd(int f) : fd(f) {}
-  Fd(const Fd&) = delete;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 bool names_root(const std::string& path) {
   std::string p = path;

@@ -8,19 +8,10 @@
 #include <cerrno>
 
 #include "pxfer/error.hpp"
+#include "scoped_fd.hpp"
 
 namespace pxfer {
 namespace {
-
-// Owns a descriptor for the length of a scope.
-struct Fd {
-  int fd;
-  explicit Fd(int f) : fd(f) {}
-  Fd(const Fd&) = delete;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 Error symlink_refused(const std::string& path) {
   return Error(Errc::permission, path + ": refused: a symbolic link; LIST and MKDIR never follow one (name its target)");

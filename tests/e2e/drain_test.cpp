@@ -8,19 +8,10 @@
 #include <thread>
 
 #include "support/e2e.hpp"
+#include "support/progress.hpp"
 
 namespace pxfer::e2e {
 namespace {
-
-std::uint64_t wait_for_progress(ChildProcess& client, std::chrono::milliseconds timeout = 20s) {
-  std::uint64_t seen = 0;
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (seen == 0 && std::chrono::steady_clock::now() < deadline && !client.try_wait()) {
-    client.pump(10ms);
-    for (auto b : rate_line_bytes(client.out())) seen = std::max(seen, b);
-  }
-  return seen;
-}
 
 // Waits for pxferd to exit by itself; the time it took, or nullopt when it is still running.
 std::optional<std::chrono::milliseconds> exits_within(ServerProcess& server, std::chrono::milliseconds limit) {

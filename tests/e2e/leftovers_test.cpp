@@ -19,6 +19,7 @@
 
 #include "fault_proxy.hpp"
 #include "support/e2e.hpp"
+#include "support/progress.hpp"
 
 namespace pxfer::e2e {
 namespace {
@@ -28,28 +29,6 @@ using pxfer::testing::FaultProxy;
 using namespace std::chrono_literals;
 using SteadyClock = std::chrono::steady_clock;
 
-bool contains(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
-
-std::string via(const FaultProxy& proxy, const std::string& path) {
-  return "pxfer://127.0.0.1:" + std::to_string(proxy.port()) + "/" + path;
-}
-
-template <class Done>
-bool pump_until(ChildProcess& client, std::chrono::milliseconds limit, Done done) {
-  auto deadline = SteadyClock::now() + limit;
-  while (SteadyClock::now() < deadline) {
-    if (done()) return true;
-    if (client.try_wait()) return done();
-    client.pump(20ms);
-  }
-  return done();
-}
-
-bool moved(ChildProcess& client, std::uint64_t bytes) {
-  for (auto b : rate_line_bytes(client.out()))
-    if (b >= bytes) return true;
-  return false;
-}
 
 template <class Done>
 bool poll_until(std::chrono::milliseconds limit, Done done) {

@@ -10,6 +10,7 @@
 
 #include "fault_proxy.hpp"
 #include "support/e2e.hpp"
+#include "support/progress.hpp"
 
 namespace pxfer::e2e {
 namespace {
@@ -140,15 +141,6 @@ TEST(Server, LogsOneLinePerFinishedTransfer) {
 }
 
 // Waits until the client's rate lines show bytes moving; returns the largest count seen.
-std::uint64_t wait_for_progress(ChildProcess& client, std::chrono::milliseconds timeout = 20s) {
-  std::uint64_t seen = 0;
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (seen == 0 && std::chrono::steady_clock::now() < deadline && !client.try_wait()) {
-    client.pump(10ms);
-    for (auto b : rate_line_bytes(client.out())) seen = std::max(seen, b);
-  }
-  return seen;
-}
 
 // SIGTERM to pxferd in the middle of a 1 GiB transfer, in either direction: nothing under the
 // final name, the partial file kept hidden, and the same command against a restarted server
