@@ -1,0 +1,90 @@
+#pragma once
+// One row per control message: its frame type, its name in logs, and the largest payload a peer
+// may send for it (checked on the header, before anything is allocated). Every table of the codec
+// reads these rows (type_of, max_payload, decode_message's dispatch, type_name), so a new message
+// is its struct in wire.hpp, its fields in message_fields.hpp and one row here (plus, where its
+// values have a range, a `valid` overload in codec.cpp).
+#include <cstdint>
+#include <utility>
+#include <variant>
+
+#include "pxfer/wire.hpp"
+
+namespace pxfer::wire::traits {
+
+template <class M> struct Traits;
+
+// A row's type and payload limit; the name is the row's own member.
+template <FrameType T, std::uint32_t Max>
+struct Row {
+  static constexpr FrameType type = T;
+  static constexpr std::uint32_t max_payload = Max;
+};
+
+// Control messages carry at most max_control_payload; their text fields have smaller limits of
+// their own (checked while decoding). Fixed-size messages are held to their size.
+template <> struct Traits<Hello> : Row<FrameType::hello, max_control_payload> { static constexpr const char* name = "HELLO"; };
+template <> struct Traits<HelloOk> : Row<FrameType::hello_ok, max_control_payload> { static constexpr const char* name = "HELLO_OK"; };
+template <> struct Traits<Open> : Row<FrameType::open, max_control_payload> { static constexpr const char* name = "OPEN"; };
+template <> struct Traits<OpenOk> : Row<FrameType::open_ok, max_control_payload> { static constexpr const char* name = "OPEN_OK"; };
+template <> struct Traits<Attach> : Row<FrameType::attach, token_size + 2> { static constexpr const char* name = "ATTACH"; };
+template <> struct Traits<AttachOk> : Row<FrameType::attach_ok, 8> { static constexpr const char* name = "ATTACH_OK"; };
+template <> struct Traits<Ack> : Row<FrameType::ack, 12> { static constexpr const char* name = "ACK"; };
+template <> struct Traits<End> : Row<FrameType::end, 0> { static constexpr const char* name = "END"; };
+template <> struct Traits<Commit> : Row<FrameType::commit, max_control_payload> { static constexpr const char* name = "COMMIT"; };
+template <> struct Traits<Result> : Row<FrameType::result, max_control_payload> { static constexpr const char* name = "RESULT"; };
+template <> struct Traits<ErrorMsg> : Row<FrameType::error, max_control_payload> { static constexpr const char* name = "ERROR"; };
+template <> struct Traits<Ping> : Row<FrameType::ping, 8> { static constexpr const char* name = "PING"; };
+template <> struct Traits<Pong> : Row<FrameType::pong, 8> { static constexpr const char* name = "PONG"; };
+template <> struct Traits<Stats> : Row<FrameType::stats, max_control_payload> { static constexpr const char* name = "STATS"; };
+template <> struct Traits<InfoRequest> : Row<FrameType::info_request, 0> { static constexpr const char* name = "INFO_REQUEST"; };
+template <> struct Traits<Info> : Row<FrameType::info, max_control_payload> { static constexpr const char* name = "INFO"; };
+template <> struct Traits<Remove> : Row<FrameType::remove, max_control_payload> { static constexpr const char* name = "REMOVE"; };
+template <> struct Traits<Done> : Row<FrameType::done, 0> { static constexpr const char* name = "DONE"; };
+template <> struct Traits<List> : Row<FrameType::list, max_control_payload> { static constexpr const char* name = "LIST"; };
+template <> struct Traits<Listing> : Row<FrameType::listing, max_control_payload> { static constexpr const char* name = "LISTING"; };
+template <> struct Traits<Mkdir> : Row<FrameType::mkdir, max_control_payload> { static constexpr const char* name = "MKDIR"; };
+template <> struct Traits<Queued> : Row<FrameType::queued, 12> { static constexpr const char* name = "QUEUED"; };
+template <> struct Traits<Auth> : Row<FrameType::auth, max_control_payload> { static constexpr const char* name = "AUTH"; };
+template <> struct Traits<AuthOk> : Row<FrameType::auth_ok, max_control_payload> { static constexpr const char* name = "AUTH_OK"; };
+template <> struct Traits<Have> : Row<FrameType::have, max_control_payload> { static constexpr const char* name = "HAVE"; };
+template <> struct Traits<Sum> : Row<FrameType::sum, max_control_payload> { static constexpr const char* name = "SUM"; };
+template <> struct Traits<SumOk> : Row<FrameType::sum_ok, max_control_payload> { static constexpr const char* name = "SUM_OK"; };
+template <> struct Traits<SetAttributes> : Row<FrameType::set_attributes, max_control_payload> { static constexpr const char* name = "SET_ATTRIBUTES"; };
+template <> struct Traits<Stat> : Row<FrameType::stat, max_control_payload> { static constexpr const char* name = "STAT"; };
+template <> struct Traits<StatOk> : Row<FrameType::stat_ok, max_control_payload> { static constexpr const char* name = "STAT_OK"; };
+template <> struct Traits<Rename> : Row<FrameType::rename, max_control_payload> { static constexpr const char* name = "RENAME"; };
+template <> struct Traits<RemoveTree> : Row<FrameType::remove_tree, max_control_payload> { static constexpr const char* name = "REMOVE_TREE"; };
+template <> struct Traits<ListChildren> : Row<FrameType::list_children, max_control_payload> { static constexpr const char* name = "LIST_CHILDREN"; };
+template <> struct Traits<AttachChallenge> : Row<FrameType::attach_challenge, attach_nonce_size> { static constexpr const char* name = "ATTACH_CHALLENGE"; };
+template <> struct Traits<AttachProof> : Row<FrameType::attach_proof, attach_proof_size> { static constexpr const char* name = "ATTACH_PROOF"; };
+
+// Two messages on one frame type (as two branches once chose 34 and 35 each) do not compile.
+template <std::size_t... I>
+constexpr bool distinct_types(std::index_sequence<I...>) {
+  constexpr FrameType types[] = {Traits<std::variant_alternative_t<I, Message>>::type...};
+  for (std::size_t i = 0; i < sizeof...(I); ++i) {
+    if (types[i] == FrameType::block) return false;
+    for (std::size_t j = i + 1; j < sizeof...(I); ++j)
+      if (types[i] == types[j]) return false;
+  }
+  return true;
+}
+static_assert(distinct_types(std::make_index_sequence<std::variant_size_v<Message>>{}),
+              "two messages share a frame type (or one uses BLOCK's): give each its own number in wire.hpp");
+
+// Calls f(M{}) for the message whose frame type is `type` and returns true; false when no
+// message has that type (BLOCK is no message: its frames go through decode_block_header).
+template <class F, std::size_t... I>
+bool with_message_type(FrameType type, F&& f, std::index_sequence<I...>) {
+  return ((Traits<std::variant_alternative_t<I, Message>>::type == type
+               ? (f(std::variant_alternative_t<I, Message>{}), true)
+               : false) ||
+          ...);
+}
+template <class F>
+bool with_message_type(FrameType type, F&& f) {
+  return with_message_type(type, std::forward<F>(f), std::make_index_sequence<std::variant_size_v<Message>>{});
+}
+
+}  // namespace pxfer::wire::traits
