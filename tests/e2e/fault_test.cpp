@@ -267,7 +267,9 @@ TEST_P(EverythingStalls, RetryResumesAndFinishes) {
   for (const char* a : {"-p", "2", "--perf-interval", "0.05", "--stall-timeout", "1s", "--retries", "3"}) args.emplace_back(a);
   ChildProcess client = start_pxfer(args);
   ASSERT_TRUE(wait_for_bytes(client, 8 * MiB)) << client.out() << client.err();
-  ASSERT_TRUE(wait_for_journal(client, put ? root : local, "f.bin", 2)) << client.out() << client.err();
+  // 8 journaled blocks (16 MiB) before the stall, so that the margin below (a block per stream)
+  // still tells a resume from a second full copy.
+  ASSERT_TRUE(wait_for_journal(client, put ? root : local, "f.bin", 8)) << client.out() << client.err();
   const std::size_t after_stall = proxy.accepted();
   proxy.inject_all(Fault::stall);
   const std::uint64_t had = journaled_blocks(put ? root : local, "f.bin") * block;
@@ -278,9 +280,12 @@ TEST_P(EverythingStalls, RetryResumesAndFinishes) {
   EXPECT_TRUE(contains(client.err(), "retrying in")) << client.err();
   EXPECT_TRUE(files_equal(source, dest));
   // It resumed: everything carried after the stall (replacement streams and the retry) is less
-  // than the file by at least what the receiver had journaled when everything stopped.
+  // than the file by at least what the receiver had journaled when everything stopped, give or
+  // take a block per stream: a replacement stream may carry a block whole that the retry, which
+  // cut it before the receiver journaled it, carries again (seen 2-3 times in 14 runs under load,
+  // with the previous release's binaries too, when the margin was 1 MiB).
   const std::uint64_t later = payload_since(proxy, after_stall, put);
-  EXPECT_LE(later, 48 * MiB - had + 1 * MiB) << "journal held " << had << " bytes; after the stall " << later
+  EXPECT_LE(later, 48 * MiB - had + 2 * block + 1 * MiB) << "journal held " << had << " bytes; after the stall " << later
                                              << " bytes were carried (the whole file is " << 48 * MiB << ")";
 }
 
