@@ -292,6 +292,11 @@ TEST(Server, ClientKilledDuringPutIsLoggedAndReleased) {
   EXPECT_EQ(count_lines_containing(log, "direction=put"), 1u) << log;
   EXPECT_EQ(count_lines_containing(log, "result=failed"), 1u) << log;
   EXPECT_EQ(count_lines_containing(log, "multiple exceptions"), 0u) << log;
+  // Released promptly: a data stream may still be finishing the write of a whole verified block
+  // when the control exchange has failed and logged (issue 11: blocks are written whole), so the
+  // files are let go within moments of the log line, not necessarily before it. Only then is the
+  // journal read below final.
+  for (int i = 0; i < 250 && !open_files_of(server.pid(), root + "/").empty(); ++i) std::this_thread::sleep_for(20ms);
   EXPECT_EQ(open_files_of(server.pid(), root + "/"), std::vector<std::string>{});
   // Only the hidden partial file and its journal stay, for a resume.
   EXPECT_EQ(list_dir(root), resumable_leftovers("big.bin"));
