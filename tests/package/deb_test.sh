@@ -70,17 +70,18 @@ mkdir -p "$scratch/srv" "$scratch/etc"
   --check-config > /dev/null || fail "the shipped /etc/pxferd/pxferd.toml does not pass --check-config"
 zcat "$root/usr/share/man/man8/pxferd.8.gz" | grep -q 'check\\-config' || fail "pxferd(8) lacks --check-config"
 zcat "$root/usr/share/man/man1/pxfer.1.gz" | grep -q 'pxfer put' || fail "pxfer(1) lacks the put command"
-# Both completions read --help: run their word lists against the unpacked binaries.
-bash -c 'source "$1"; _pxfer_help_words "$2"' _ "$root/usr/share/bash-completion/completions/pxfer" "$root/usr/bin/pxfer" \
-  | grep -qx put || fail "the bash completion does not offer 'put'"
-bash -c 'source "$1"; _pxfer_help_words "$2" put' _ "$root/usr/share/bash-completion/completions/pxfer" "$root/usr/bin/pxfer" \
-  | grep -qx -- --block-size || fail "the bash completion does not offer put --block-size"
+# Both completions read --help: run their word lists against the unpacked binaries. (Captured
+# first: with pipefail, grep -q closing the pipe early would fail the pipeline.)
+bash_words=$(bash -c 'source "$1"; _pxfer_help_words "$2"' _ "$root/usr/share/bash-completion/completions/pxfer" "$root/usr/bin/pxfer")
+grep -qx put <<< "$bash_words" || fail "the bash completion does not offer 'put'"
+bash_put=$(bash -c 'source "$1"; _pxfer_help_words "$2" put' _ "$root/usr/share/bash-completion/completions/pxfer" "$root/usr/bin/pxfer")
+grep -qx -- --block-size <<< "$bash_put" || fail "the bash completion does not offer put --block-size"
 if command -v zsh > /dev/null; then
   zsh -n "$root/usr/share/zsh/vendor-completions/_pxfer" || fail "_pxfer: zsh syntax error"
-  zsh -fc 'source "$1"; _pxfer_help_words "$2" put' _ "$root/usr/share/zsh/vendor-completions/_pxfer" "$root/usr/bin/pxfer" \
-    | grep -qx -- --block-size || fail "the zsh completion does not offer put --block-size"
-  zsh -fc 'source "$1"; _pxfer_help_words "$2"' _ "$root/usr/share/zsh/vendor-completions/_pxfer" "$root/usr/sbin/pxferd" \
-    | grep -qx -- --drain-timeout || fail "the zsh completion does not offer pxferd --drain-timeout"
+  zsh_put=$(zsh -fc 'source "$1"; _pxfer_help_words "$2" put' _ "$root/usr/share/zsh/vendor-completions/_pxfer" "$root/usr/bin/pxfer")
+  grep -qx -- --block-size <<< "$zsh_put" || fail "the zsh completion does not offer put --block-size"
+  zsh_d=$(zsh -fc 'source "$1"; _pxfer_help_words "$2"' _ "$root/usr/share/zsh/vendor-completions/_pxfer" "$root/usr/sbin/pxferd")
+  grep -qx -- --drain-timeout <<< "$zsh_d" || fail "the zsh completion does not offer pxferd --drain-timeout"
 else
   fail "zsh is missing (tools/deps.sh installs it)"
 fi
