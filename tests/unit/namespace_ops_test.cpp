@@ -15,14 +15,7 @@ namespace pxfer {
 namespace {
 namespace fs = std::filesystem;
 
-Errc code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  return Errc::ok;
-}
+using test::code_of;
 
 class NamespaceOps : public ::testing::Test {
  protected:

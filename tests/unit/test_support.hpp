@@ -6,12 +6,15 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iterator>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "pxfer/error.hpp"
 
 namespace pxfer::test {
 
@@ -74,6 +77,16 @@ inline int open_fd_count() {
   int n = 0;
   for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
   return n - 1;
+}
+
+// The class of the Error `f` throws; Errc::ok when it throws none.
+inline Errc code_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.code();
+  }
+  return Errc::ok;
 }
 
 }  // namespace pxfer::test

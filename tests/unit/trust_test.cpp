@@ -25,14 +25,7 @@ namespace pxfer {
 namespace {
 namespace fs = std::filesystem;
 
-Errc code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  return Errc::ok;
-}
+using test::code_of;
 
 TEST(ServerPaths, OnlyPlainRelativePathsAreAccepted) {
   for (const char* ok : {"a", "a/b", "a/b.c/d", "..a", "a..", ".hidden", "a/...", "ü/é"})
