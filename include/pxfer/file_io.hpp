@@ -81,6 +81,10 @@ class FileSource {
   // Throws Error(integrity) if size or mtime changed since open (file modified during transfer).
   void check_unchanged() const;
   std::int64_t mtime_ns() const { return mtime_ns_; }
+  // For the sender's mapped reads (io/mapped_block.hpp).
+  int fd() const { return fd_; }
+  // The error of a read that found the file shorter than at open (ended at byte `at`).
+  [[noreturn]] void shrank(std::uint64_t at) const;
 
  private:
   int fd_ = -1;

@@ -61,12 +61,15 @@ void FileSource::read_at(std::uint64_t offset, std::span<std::uint8_t> out) cons
       if (errno == EINTR) continue;
       throw Error(Errc::local_io, "cannot read " + path_ + ": " + errno_text(errno));
     }
-    if (n == 0)
-      throw Error(Errc::integrity, path_ + ": source file shrank during the transfer (read ended at byte " +
-                                       std::to_string(offset + done) + " of " + std::to_string(size_) +
-                                       "); rerun once it is no longer being written");
+    if (n == 0) shrank(offset + done);
     done += static_cast<std::size_t>(n);
   }
+}
+
+void FileSource::shrank(std::uint64_t at) const {
+  throw Error(Errc::integrity, path_ + ": source file shrank during the transfer (read ended at byte " +
+                                   std::to_string(at) + " of " + std::to_string(size_) +
+                                   "); rerun once it is no longer being written");
 }
 
 void FileSource::check_unchanged() const {

@@ -317,6 +317,29 @@ TEST(Faults, SourceTruncatedDuringPutFailsCleanly) {
   EXPECT_EQ(hidden_temporaries(root), std::vector<std::string>{});
 }
 
+// The same on the server's side of a get: pxferd sends from a mapping of the file
+// (io/mapped_block.hpp), where a truncation would raise SIGBUS. The get fails with the integrity
+// error and pxferd lives on to serve the next request.
+TEST(Faults, SourceTruncatedDuringGetLeavesTheServerServing) {
+  TempDir dir;
+  std::string root = dir.subdir("root"), local = dir.subdir("local");
+  make_file(root + "/f.bin", 64 * MiB, 506);
+  make_file(root + "/g.bin", 3 * MiB, 507);
+  ServerProcess server(root);
+  FaultProxy proxy(server.port());
+  proxy.set_rate(10 * MiB);
+  ChildProcess client = start_pxfer({"get", via(proxy, "f.bin"), local + "/f.bin", "-p", "2", "--perf-interval", "0.05"});
+  ASSERT_TRUE(wait_for_bytes(client, 8 * MiB)) << client.out() << client.err();
+  ASSERT_EQ(::truncate((root + "/f.bin").c_str(), 20 * MiB), 0);
+  int status = client.wait(30s);
+  EXPECT_EQ(status, 7) << client.err();  // integrity
+  EXPECT_TRUE(contains(client.err(), "shrank") || contains(client.err(), "changed")) << client.err();
+  EXPECT_FALSE(path_exists(local + "/f.bin"));
+  RunResult next = run_pxfer("get", server.url("g.bin"), local + "/g.bin");
+  ASSERT_EQ(next.exit_code, 0) << next.err << server.log();
+  EXPECT_TRUE(files_equal(root + "/g.bin", local + "/g.bin"));
+}
+
 // --sync (every block made durable before its ACK) and --no-resume (a partial file left by an
 // earlier attempt is discarded, not resumed) both end in a whole file. The partial file is a real
 // one, resumable (an interrupted put of the same source), so --no-resume is seen to matter: the
