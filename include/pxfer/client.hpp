@@ -84,6 +84,9 @@ struct RemoteSum {
 class ClientSession {
  public:
   explicit ClientSession(const ClientOptions& options);  // options.threads / streams size the pool
+  // With credentials and trust of its own instead of the process's (set_client_security): pxferd
+  // as a third-party copy's active end, one session per copy.
+  ClientSession(const ClientOptions& options, ClientSecurity security);
   ~ClientSession();
   ClientSession(const ClientSession&) = delete;
   ClientSession& operator=(const ClientSession&) = delete;

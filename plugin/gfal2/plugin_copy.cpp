@@ -1,4 +1,5 @@
 // copy_file of the pxfer gfal2 plugin: file:// <-> pxfer:// as a pxfer put or get over N streams,
+// pxfer:// -> pxfer:// as a third-party copy (pull or push, gfal-copy --copy-mode),
 // with gfal2's transfer parameters (streams, TCP buffer, timeout, checksum, overwrite, parents) and
 // its performance markers (plugin_trigger_monitor) from pxfer's interval reports.
 #include <strings.h>
@@ -10,6 +11,7 @@
 
 #include "plugin_common.hpp"
 #include "pxfer/namespace.hpp"
+#include "pxfer/tpc.hpp"
 
 namespace pxfer::gfal {
 namespace {
@@ -107,7 +109,47 @@ void check_expected(const Checksum& sum, const std::string& actual, const char* 
                                   actual + ", expected " + sum.expected);
 }
 
+// gfal-copy --copy-mode puts its choice in the HTTP plugin's DEFAULT_COPY_MODE ("3rd pull",
+// "3rd push", "streamed"); gfal2 has no copy-mode transfer parameter. [PXFER] COPY_MODE (pull or
+// push, e.g. -D "PXFER:COPY_MODE=push") overrides it; pull is the default, as gfal-copy's.
+CopyMode copy_mode_of(gfal2_context_t context) {
+  auto read = [&](const char* group, const char* key) {
+    gchar* text = gfal2_get_opt_string_with_default(context, group, key, "");
+    std::string out = text ? text : "";
+    g_free(text);
+    return out;
+  };
+  const std::string own = read(config_group, "COPY_MODE");
+  if (own == "push") return CopyMode::push;
+  if (own == "pull") return CopyMode::pull;
+  if (!own.empty()) throw PosixError{EINVAL, "PXFER:COPY_MODE=" + own + ": use pull or push"};
+  return read("HTTP PLUGIN", "DEFAULT_COPY_MODE") == "3rd push" ? CopyMode::push : CopyMode::pull;
+}
+
+// pxfer:// -> pxfer://: the servers move the data (pxfer/tpc.hpp); the markers come from the
+// server doing the copy. The credentials of the source URL serve at both servers.
+void third_party(gfal2_context_t context, gfalt_params_t params, const char* src, const char* dst) {
+  const Url from = parse_pxfer_url(src), to = parse_pxfer_url(dst);
+  const Checksum sum = checksum_of(params);
+  ClientOptions options = options_of(context, params, sum);
+  const ClientSecurity security = security_for(context, src);
+  const CopyMode mode = copy_mode_of(context);
+  if (sum.mode & GFALT_CHECKSUM_SOURCE)
+    check_expected(sum, RemoteNamespace(security, options.connect_timeout).checksum(from, sum.algo).value, "source");
+  GError* e = nullptr;
+  if (gfalt_get_create_parent_dir(params, &e)) RemoteNamespace(security, options.connect_timeout).make_parents(to);
+  if (e) g_error_free(e);
+  plugin_trigger_event(params, quark(), GFAL_EVENT_NONE, GFAL_EVENT_TRANSFER_ENTER, "%s => %s (third-party %s)", src, dst,
+                       mode == CopyMode::push ? "push" : "pull");
+  MonitorListener monitor(params, src, dst);
+  TransferSummary summary = copy_between_servers(from, to, options, mode, &monitor, &security);
+  plugin_trigger_event(params, quark(), GFAL_EVENT_NONE, GFAL_EVENT_TRANSFER_EXIT, "%llu bytes in %.3f s",
+                       static_cast<unsigned long long>(summary.bytes), summary.seconds);
+  if (sum.mode & GFALT_CHECKSUM_TARGET) check_expected(sum, summary.checksum_value, "destination");
+}
+
 void copy(gfal2_context_t context, gfalt_params_t params, const char* src, const char* dst) {
+  if (is_pxfer_url(src) && is_pxfer_url(dst)) return third_party(context, params, src, dst);
   const bool put = is_file_url(src);
   const Url remote = parse_pxfer_url(put ? dst : src);
   const std::string local = local_path(put ? src : dst);
@@ -144,7 +186,7 @@ void copy(gfal2_context_t context, gfalt_params_t params, const char* src, const
 
 int check_copy_urls(plugin_handle, gfal2_context_t, const char* src, const char* dst, gfal_url2_check check) {
   if (check != GFAL_FILE_COPY) return FALSE;
-  return (is_file_url(src) && is_pxfer_url(dst)) || (is_pxfer_url(src) && is_file_url(dst));
+  return (is_file_url(src) && is_pxfer_url(dst)) || (is_pxfer_url(src) && (is_file_url(dst) || is_pxfer_url(dst)));
 }
 
 int copy_file(plugin_handle, gfal2_context_t context, gfalt_params_t params, const char* src, const char* dst,

@@ -35,7 +35,7 @@ unsigned threads_for(const ClientOptions& options) {
 // The io_context and its threads live as long as the session; so does the control connection,
 // which only the job running at the time touches (one job at a time, each on `strand`).
 struct ClientSession::State {
-  explicit State(unsigned threads) {
+  State(unsigned threads, std::shared_ptr<ClientTrust> own_trust) : trust(std::move(own_trust)) {
     for (unsigned i = 0; i < threads; ++i) workers.emplace_back([this] { ioc.run(); });
   }
   ~State() {
@@ -84,12 +84,15 @@ struct ClientSession::State {
   asio::io_context ioc;
   asio::executor_work_guard<asio::io_context::executor_type> work{ioc.get_executor()};
   asio::strand<asio::io_context::executor_type> strand{asio::make_strand(ioc)};
-  std::shared_ptr<ClientTrust> trust = current_trust();
+  std::shared_ptr<ClientTrust> trust;
   std::optional<ControlLink> link;
   std::vector<std::thread> workers;
 };
 
-ClientSession::ClientSession(const ClientOptions& options) : state_(std::make_unique<State>(threads_for(options))) {}
+ClientSession::ClientSession(const ClientOptions& options)
+    : state_(std::make_unique<State>(threads_for(options), current_trust())) {}
+ClientSession::ClientSession(const ClientOptions& options, ClientSecurity security)
+    : state_(std::make_unique<State>(threads_for(options), std::make_shared<ClientTrust>(std::move(security)))) {}
 ClientSession::~ClientSession() = default;
 
 TransferSummary ClientSession::put(const std::string& local, const Url& remote, const ClientOptions& options,

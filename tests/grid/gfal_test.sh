@@ -19,12 +19,14 @@ done
 
 work=$(mktemp -d /tmp/pxfer-gfal.XXXXXX)
 server_pid=""
+server_b_pid=""
 cleanup() {
+  [ -n "$server_b_pid" ] && kill "$server_b_pid" 2>/dev/null && wait "$server_b_pid" 2>/dev/null
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
   rm -rf "$work"
 }
 trap cleanup EXIT
-mkdir -p "$work"/{root,local,plugins,conf,home,state}
+mkdir -p "$work"/{root,root_b,local,plugins,conf,home,state}
 export HOME=$work/home XDG_CONFIG_HOME=$work/home/.config XDG_STATE_HOME=$work/state
 # The gfal-* scripts must run the system Python that has the gfal2 module; gfal2 loads only the
 # plugins and configuration named here (ours and the file plugin beside it).
@@ -179,6 +181,32 @@ assert 0.5 * measured <= mean_inst <= 4 * measured, "instantaneous rates average
 print("average %.1f MiB/s reported, %.1f MiB/s measured around the call" % (avg / 2**20, measured / 2**20))
 PY
 check "performance markers of a ${size_mib} MiB copy show a plausible rate ($out)" test "$rc" -eq 0
+
+# Third-party copy: a second pxferd with the same certificate (one FINGERPRINT pins both) that may
+# connect to the first (--tpc-allow); both servers allow 127.0.0.1 so push works as well as pull.
+kill "$server_pid" && wait "$server_pid" 2>/dev/null || true
+"$bin/pxferd" --root "$work/root" --listen 127.0.0.1:0 --port-file "$work/port_a" --tokens "$work/tokens" \
+  --tpc-allow 127.0.0.1 --state-dir "$work/state/pxferd" 2> "$work/pxferd.log" &
+server_pid=$!
+"$bin/pxferd" --root "$work/root_b" --listen 127.0.0.1:0 --port-file "$work/port_b" --tokens "$work/tokens" \
+  --tpc-allow 127.0.0.1 --state-dir "$work/state/pxferd" 2> "$work/pxferd_b.log" &
+server_b_pid=$!
+for _ in $(seq 100); do [ -s "$work/port_a" ] && [ -s "$work/port_b" ] && break; sleep 0.1; done
+base=pxfer://127.0.0.1:$(cat "$work/port_a")
+base_b=pxfer://127.0.0.1:$(cat "$work/port_b")
+head -c 5000003 /dev/urandom > "$work/root/tpc.bin"
+run gfal-copy --copy-mode pull "$base/tpc.bin" "$base_b/pulled.bin"
+check "gfal-copy --copy-mode pull pxfer:// -> pxfer:// ($out)" test "$rc" -eq 0
+check "... the destination server holds the same bytes" cmp -s "$work/root/tpc.bin" "$work/root_b/pulled.bin"
+check "... and the destination server did the copy" grep -q "third-party copy pull" "$work/pxferd_b.log"
+run gfal-copy --copy-mode push -K ADLER32 "$base/tpc.bin" "$base_b/pushed.bin"
+check "gfal-copy --copy-mode push -K ADLER32 pxfer:// -> pxfer:// ($out)" test "$rc" -eq 0
+check "... the destination server holds the same bytes" cmp -s "$work/root/tpc.bin" "$work/root_b/pushed.bin"
+check "... and the source server did the copy" grep -q "third-party copy push" "$work/pxferd.log"
+run gfal-copy -D "PXFER:COPY_MODE=push" -p "$base/tpc.bin" "$base_b/deep/er/p.bin"
+check "gfal-copy -p with PXFER:COPY_MODE=push into a new directory ($out)" cmp -s "$work/root/tpc.bin" "$work/root_b/deep/er/p.bin"
+run gfal-copy "$base/tpc.bin" "$base_b/pulled.bin"
+check "a third-party copy onto an existing destination: EEXIST (17) ($rc: $out)" test "$rc" -eq 17
 
 echo "gfal_test: $failures failure(s)"
 [ "$failures" -eq 0 ]
