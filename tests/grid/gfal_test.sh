@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # The gfal2 plugin with the real Debian clients (issue 13): gfal-copy both ways, -K ADLER32, -p,
+# third-party copies between two pxferd (--copy-mode pull and push, PXFER:COPY_MODE, markers),
 # gfal-ls, gfal-stat, gfal-mkdir -p, gfal-rm -r, gfal-sum against the local adler32 and sha256, an
 # existing destination without and with -f, a wrong token and a refused connection (errno as
 # gfal-* report it in their exit status), and the performance markers of a larger copy (through
@@ -207,6 +208,26 @@ run gfal-copy -D "PXFER:COPY_MODE=push" -p "$base/tpc.bin" "$base_b/deep/er/p.bi
 check "gfal-copy -p with PXFER:COPY_MODE=push into a new directory ($out)" cmp -s "$work/root/tpc.bin" "$work/root_b/deep/er/p.bin"
 run gfal-copy "$base/tpc.bin" "$base_b/pulled.bin"
 check "a third-party copy onto an existing destination: EEXIST (17) ($rc: $out)" test "$rc" -eq 17
+# Performance markers of a third-party copy come from the server doing it (TPC_PROGRESS).
+head -c $((64 * 1024 * 1024)) /dev/urandom > "$work/root/tpc64.bin"
+run /usr/bin/python3 - "$base/tpc64.bin" "$base_b/tpc64.bin" <<'PY'
+import sys, gfal2
+src, dst = sys.argv[1], sys.argv[2]
+ctx = gfal2.creat_context()
+params = ctx.transfer_parameters()
+params.nbstreams = 4
+ctx.set_opt_integer("PXFER", "PERF_INTERVAL_MS", 50)
+markers = []
+params.monitor_callback = lambda s, d, avg, inst, count, elapsed: markers.append((count, avg, inst, elapsed))
+ctx.filecopy(params, src, dst)
+print("markers=%d last=%s" % (len(markers), markers[-1] if markers else None))
+assert markers, "no performance marker"
+assert [m[0] for m in markers] == sorted(m[0] for m in markers), "bytes must not go backwards"
+assert markers[-1][0] == 64 * 1024 * 1024, "the last marker must count every byte"
+assert markers[-1][1] > 0, "an average rate"
+PY
+check "performance markers of a third-party copy ($out)" test "$rc" -eq 0
+check "... byte-exact" cmp -s "$work/root/tpc64.bin" "$work/root_b/tpc64.bin"
 
 echo "gfal_test: $failures failure(s)"
 [ "$failures" -eq 0 ]
