@@ -17,7 +17,7 @@ apid=""; bpid=""
 trap 'kill $apid $bpid 2>/dev/null || true; rm -rf "$work"' EXIT
 mkdir -p "$work/a" "$work/b" "$work/client"
 head -c "$size" /dev/urandom > "$work/a/src.bin"
-cp "$work/a/src.bin" "$work/client/src.bin"
+ln "$work/a/src.bin" "$work/client/src.bin"  # the same bytes for put, without a second copy in memory
 bytes=$(stat -c %s "$work/a/src.bin")
 export PXFER_KNOWN_HOSTS="$work/known_hosts"
 for s in a b; do
@@ -35,7 +35,7 @@ timed() {
   start=$(date +%s.%N)
   "$bin/pxfer" "$@" >"$work/out" 2>"$work/err" & pid=$!
   while kill -0 "$pid" 2>/dev/null; do
-    io=$(awk '/^(rchar|wchar):/ {n += $2} END {print n + 0}' "/proc/$pid/io" 2>/dev/null || echo "$io")
+    io=$(awk '/^(rchar|wchar):/ {n += $2} END {printf "%.0f\n", n}' "/proc/$pid/io" 2>/dev/null || echo "$io")
     sleep 0.02
   done
   wait "$pid" || { echo "tpc.sh: pxfer $* failed: $(cat "$work/err")" >&2; exit 1; }
@@ -47,13 +47,17 @@ mbps() { echo "scale=1; $bytes / $1 / 1000000" | bc -l; }
 printf '%-5s %9s %9s %9s %7s %7s %14s %14s %14s\n' round "put MB/s" "pull" "push" pull/put push/put \
   "put client B" "pull client B" "push client B"
 for r in $(seq "$rounds"); do
-  rm -f "$work/b/"*.bin
-  read -r tput ioput < <(timed put -p "$streams" "$work/client/src.bin" "$B/put.bin")
-  read -r tpull iopull < <(timed cp --copy-mode pull -p "$streams" "$A/src.bin" "$B/pull.bin")
-  read -r tpush iopush < <(timed cp --copy-mode push -p "$streams" "$A/src.bin" "$B/push.bin")
-  for f in put pull push; do
-    cmp -s "$work/a/src.bin" "$work/b/$f.bin" || { echo "round $r: $f.bin differs" >&2; exit 1; }
-  done
+  # One destination file at a time (checked, then removed): /dev/shm holds the source and one copy.
+  check() { cmp -s "$work/a/src.bin" "$work/b/$1.bin" || { echo "round $r: $1.bin differs" >&2; exit 1; }; rm -f "$work/b/$1.bin"; }
+  run_put() { read -r tput ioput < <(timed put -p "$streams" "$work/client/src.bin" "$B/put.bin"); check put; }
+  run_pull() { read -r tpull iopull < <(timed cp --copy-mode pull -p "$streams" "$A/src.bin" "$B/pull.bin"); check pull; }
+  run_push() { read -r tpush iopush < <(timed cp --copy-mode push -p "$streams" "$A/src.bin" "$B/push.bin"); check push; }
+  # The order turns each round, so that no kind always runs first (or right after another).
+  case $((r % 3)) in
+    1) run_put; run_pull; run_push ;;
+    2) run_pull; run_push; run_put ;;
+    0) run_push; run_put; run_pull ;;
+  esac
   printf '%-5s %9s %9s %9s %7.2f %7.2f %14s %14s %14s\n' "$r" "$(mbps "$tput")" "$(mbps "$tpull")" "$(mbps "$tpush")" \
     "$(echo "$tput / $tpull" | bc -l)" "$(echo "$tput / $tpush" | bc -l)" "$ioput" "$iopull" "$iopush"
 done
