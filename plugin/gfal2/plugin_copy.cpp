@@ -16,10 +16,6 @@
 namespace pxfer::gfal {
 namespace {
 
-// One ClientSession is made at a time: it snapshots the process's client security when made, and
-// two copies in one process (FTS3 runs one per process, Python may run several) may differ in it.
-std::mutex session_mutex;
-
 bool is_file_url(const char* url) { return url && std::strncmp(url, "file://", 7) == 0; }
 
 std::string local_path(const char* url) {
@@ -65,12 +61,21 @@ std::string normalized(std::string hex) {
   return nonzero == std::string::npos ? "0" : hex.substr(nonzero);  // adler32 "0a3c1f2e" == "a3c1f2e"
 }
 
-Checksum checksum_of(gfalt_params_t params) {
+// gfal2's checksum parameters; `bulk` is copy_bulk's per-file "ALGO:VALUE" (or "ALGO"), which,
+// when given, asks for both ends to be compared with it.
+Checksum checksum_of(gfalt_params_t params, const char* bulk = nullptr) {
   char type[64] = {0}, value[256] = {0};
   GError* e = nullptr;
   Checksum c;
   c.mode = gfalt_get_checksum(params, type, sizeof type, value, sizeof value, &e);
   if (e) g_error_free(e);
+  if (bulk && *bulk) {
+    const std::string text = bulk;
+    const auto colon = text.find(':');
+    g_strlcpy(type, text.substr(0, colon).c_str(), sizeof type);
+    g_strlcpy(value, colon == std::string::npos ? "" : text.substr(colon + 1).c_str(), sizeof value);
+    c.mode = GFALT_CHECKSUM_BOTH;
+  }
   if (c.mode == GFALT_CHECKSUM_NONE) return c;
   std::string name = type;
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return std::tolower(ch); });
@@ -148,12 +153,36 @@ void third_party(gfal2_context_t context, gfalt_params_t params, const char* src
   if (sum.mode & GFALT_CHECKSUM_TARGET) check_expected(sum, summary.checksum_value, "destination");
 }
 
-void copy(gfal2_context_t context, gfalt_params_t params, const char* src, const char* dst) {
+// copy_bulk's files share one session while their credentials agree: the control connection to the
+// last server stays open for the next file (no TLS handshake, HELLO and AUTH per file).
+struct SharedSession {
+  ClientSecurity security;
+  std::unique_ptr<ClientSession> session;
+};
+
+bool same_security(const ClientSecurity& a, const ClientSecurity& b) {
+  return a.ca_file == b.ca_file && a.fingerprint == b.fingerprint && a.known_hosts_file == b.known_hosts_file &&
+         a.token == b.token && a.cert_file == b.cert_file && a.key_file == b.key_file;
+}
+
+// The shared session when it fits, else a new one (kept as the shared one when there is one).
+ClientSession& session_for(const ClientSecurity& security, const ClientOptions& options, SharedSession* shared,
+                           std::unique_ptr<ClientSession>& own) {
+  if (shared && shared->session && same_security(shared->security, security)) return *shared->session;
+  auto made = std::make_unique<ClientSession>(options, security);
+  if (!shared) return *(own = std::move(made));
+  shared->security = security;
+  shared->session = std::move(made);
+  return *shared->session;
+}
+
+void copy(gfal2_context_t context, gfalt_params_t params, const char* src, const char* dst,
+          SharedSession* shared = nullptr, const char* bulk_checksum = nullptr) {
   if (is_pxfer_url(src) && is_pxfer_url(dst)) return third_party(context, params, src, dst);
   const bool put = is_file_url(src);
   const Url remote = parse_pxfer_url(put ? dst : src);
   const std::string local = local_path(put ? src : dst);
-  const Checksum sum = checksum_of(params);
+  const Checksum sum = checksum_of(params, bulk_checksum);
   ClientOptions options = options_of(context, params, sum);
   const ClientSecurity security = security_for(context, put ? dst : src);
   GError* e = nullptr;
@@ -169,14 +198,10 @@ void copy(gfal2_context_t context, gfalt_params_t params, const char* src, const
   }
   plugin_trigger_event(params, quark(), GFAL_EVENT_NONE, GFAL_EVENT_TRANSFER_ENTER, "%s => %s", src, dst);
   MonitorListener monitor(params, src, dst);
-  std::unique_ptr<ClientSession> session;
-  {
-    std::lock_guard lock(session_mutex);
-    set_client_security(security);
-    session = std::make_unique<ClientSession>(options);
-  }
+  std::unique_ptr<ClientSession> own;
+  ClientSession& session = session_for(security, options, shared, own);
   // pxfer compares the checksum of both ends itself; the value the user gave is compared here.
-  TransferSummary summary = put ? session->put(local, remote, options, &monitor) : session->get(remote, local, options, &monitor);
+  TransferSummary summary = put ? session.put(local, remote, options, &monitor) : session.get(remote, local, options, &monitor);
   plugin_trigger_event(params, quark(), GFAL_EVENT_NONE, GFAL_EVENT_TRANSFER_EXIT, "%llu bytes in %.3f s",
                        static_cast<unsigned long long>(summary.bytes), summary.seconds);
   if (sum.mode & GFALT_CHECKSUM_TARGET) check_expected(sum, summary.checksum_value, "destination");
@@ -185,13 +210,29 @@ void copy(gfal2_context_t context, gfalt_params_t params, const char* src, const
 }  // namespace
 
 int check_copy_urls(plugin_handle, gfal2_context_t, const char* src, const char* dst, gfal_url2_check check) {
-  if (check != GFAL_FILE_COPY) return FALSE;
+  if (check != GFAL_FILE_COPY && check != GFAL_BULK_COPY) return FALSE;
   return (is_file_url(src) && is_pxfer_url(dst)) || (is_pxfer_url(src) && (is_file_url(dst) || is_pxfer_url(dst)));
 }
 
 int copy_file(plugin_handle, gfal2_context_t context, gfalt_params_t params, const char* src, const char* dst,
               GError** err) {
   return guarded(err, __func__, [&] { copy(context, params, src, dst); });
+}
+
+// Every file is tried; each failure is its own GError in file_errors (with its errno, as FTS3
+// classifies it per file). op_error stays for a failure of the whole operation (none here): gfal2
+// callers such as gfal2-python raise it instead of returning the per-file errors.
+int copy_bulk(plugin_handle, gfal2_context_t context, gfalt_params_t params, size_t nbfiles, const char* const* srcs,
+              const char* const* dsts, const char* const* checksums, GError**, GError*** file_errors) {
+  *file_errors = g_new0(GError*, nbfiles);
+  SharedSession shared;
+  std::size_t failed = 0;
+  for (std::size_t i = 0; i < nbfiles; ++i) {
+    const char* sum = checksums ? checksums[i] : nullptr;
+    if (guarded(&(*file_errors)[i], __func__, [&] { copy(context, params, srcs[i], dsts[i], &shared, sum); }) != 0)
+      ++failed;
+  }
+  return failed == 0 ? 0 : -1;
 }
 
 }  // namespace pxfer::gfal

@@ -183,6 +183,33 @@ print("average %.1f MiB/s reported, %.1f MiB/s measured around the call" % (avg 
 PY
 check "performance markers of a ${size_mib} MiB copy show a plausible rate ($out)" test "$rc" -eq 0
 
+# copy_bulk (FTS3's many-file jobs): one call, three files, one control connection for all three
+# (the server's accounting lines name the same client port).
+mkdir -p "$work/root/bulk"
+for i in 1 2 3; do head -c $((1000000 + i)) /dev/urandom > "$work/local/bulk$i.bin"; done
+run /usr/bin/python3 - "$work/local" "$base" <<'PY'
+import sys, gfal2
+local, base = sys.argv[1], sys.argv[2]
+ctx = gfal2.creat_context()
+errors = ctx.filecopy(ctx.transfer_parameters(), ["file://%s/bulk%d.bin" % (local, i) for i in (1, 2, 3)],
+                      ["%s/bulk/b%d.bin" % (base, i) for i in (1, 2, 3)])
+assert errors == [None, None, None], errors
+PY
+check "copy_bulk of three files ($out)" test "$rc" -eq 0
+check "... byte-exact" bash -c 'for i in 1 2 3; do cmp -s "$1/local/bulk$i.bin" "$1/root/bulk/b$i.bin" || exit 1; done' _ "$work"
+ports=$(grep -o 'client=[^ ]* identity=[^ ]* agent=[^ ]* path=bulk/b[0-9].bin' "$work/pxferd.log" | cut -d' ' -f1 | sort -u)
+check "... over one control connection ($ports)" test "$(echo "$ports" | wc -l)" -eq 1 -a -n "$ports"
+run /usr/bin/python3 - "$work/local" "$base" <<'PY'
+import sys, gfal2
+local, base = sys.argv[1], sys.argv[2]
+ctx = gfal2.creat_context()
+errors = ctx.filecopy(ctx.transfer_parameters(), ["file://%s/bulk1.bin" % local, "file://%s/none.bin" % local],
+                      ["%s/bulk/c1.bin" % base, "%s/bulk/c2.bin" % base])
+print(errors)
+assert errors[0] is None and errors[1] is not None and errors[1].code == 2, errors
+PY
+check "copy_bulk: one file missing fails alone with ENOENT ($out)" test "$rc" -eq 0
+
 # Third-party copy: a second pxferd with the same certificate (one FINGERPRINT pins both) that may
 # connect to the first (--tpc-allow); both servers allow 127.0.0.1 so push works as well as pull.
 kill "$server_pid" && wait "$server_pid" 2>/dev/null || true
