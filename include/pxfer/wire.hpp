@@ -358,8 +358,8 @@ struct TpcProgress {
   std::uint64_t total = 0;  // the file's size, 0 while unknown
 };
 struct TpcDone {
-  std::uint64_t bytes = 0;          // moved in this copy
-  std::uint64_t resumed_bytes = 0;  // already at the destination from an earlier attempt
+  std::uint64_t bytes = 0;          // the file's size
+  std::uint64_t resumed_bytes = 0;  // of which already at the destination from an earlier attempt
   std::uint32_t elapsed_ms = 0;
   std::uint16_t streams = 0;        // data streams used
   std::uint32_t block_size = 0;

@@ -2,6 +2,8 @@
 // passive server, TPC_START to the active one, then its TPC_PROGRESS frames until TPC_DONE.
 #include "pxfer/tpc.hpp"
 
+#include <algorithm>
+
 #include "connect.hpp"
 #include "net/frame_io.hpp"
 #include "path_names.hpp"
@@ -73,7 +75,7 @@ awaitable<void> follow(ControlLink& active, const Plan& p, TransferSummary& summ
       continue;
     }
     auto done = net::expect<wire::TpcDone>(std::move(message), "third-party copy (" + active.authority + ")");
-    summary.bytes = done.bytes + done.resumed_bytes;
+    summary.bytes = done.bytes;  // the file's size, as for put and get
     summary.resumed_bytes = done.resumed_bytes;
     summary.seconds = done.elapsed_ms / 1000.0;
     summary.streams = done.streams;
@@ -81,7 +83,8 @@ awaitable<void> follow(ControlLink& active, const Plan& p, TransferSummary& summ
     summary.checksum = static_cast<ChecksumAlgo>(done.checksum);
     summary.checksum_value = log_safe(done.value);
     summary.stream_recoveries = done.stream_recoveries;
-    if (p.listener) p.listener->on_finish(IntervalReport{meter.sample(Clock::now(), done.bytes), {}}, summary);
+    const std::uint64_t moved = done.bytes - std::min(done.bytes, done.resumed_bytes);
+    if (p.listener) p.listener->on_finish(IntervalReport{meter.sample(Clock::now(), moved), {}}, summary);
     co_return;
   }
 }
@@ -130,7 +133,8 @@ TransferSummary copy_between_servers(const Url& source, const Url& dest, const C
   summary.source = source.to_string();
   summary.destination = plan.dest.to_string();
   summary.checksum = options.checksum;
-  summary.attempts = with_retries(options.retry, [&](unsigned) {
+  summary.attempts = with_retries(options.retry, [&](unsigned number) {
+    summary.attempts = number;  // the summary line is printed inside the attempt that succeeds
     run_io(1, [&](boost::asio::io_context&) { return attempt(plan, summary); });
   }, [&](const RetryNotice& n) {
     if (n.next && listener) listener->on_retry(n.next, n.total, n.delay_seconds, n.error.what());
