@@ -7,6 +7,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <algorithm>
+#include <mutex>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -30,6 +31,22 @@ struct CopyRun : ProgressListener {
   TransferSummary summary;
   void on_interval(const IntervalReport& r) override { bytes = r.total.bytes; }
   void on_finish(const IntervalReport& r, const TransferSummary&) override { bytes = r.total.bytes; }
+
+  // The steering client went away: the copy stops (the receiver keeps its partial file for a
+  // retry). The session is registered while its transfer runs, so the two threads meet here.
+  void abort() {
+    std::lock_guard lock(mutex);
+    aborted = true;
+    if (session) session->abort();
+  }
+  void attach(ClientSession* s) {
+    std::lock_guard lock(mutex);
+    session = s;
+    if (session && aborted) session->abort();
+  }
+  std::mutex mutex;
+  ClientSession* session = nullptr;
+  bool aborted = false;
 };
 
 std::string real_path(const std::string& path) {
@@ -80,7 +97,7 @@ wire::TpcDone done_of(const TransferSummary& s) {
 
 // TPC_PROGRESS each interval while the copy thread runs (checked every 20 ms, so that TPC_DONE
 // follows the copy's end closely), then TPC_DONE or the copy's error.
-awaitable<void> report_until_done(net::Connection& control, const CopyRun& run, std::uint32_t interval_ms, std::uint64_t total) {
+awaitable<void> report_until_done(net::Connection& control, CopyRun& run, std::uint32_t interval_ms, std::uint64_t total) {
   asio::steady_timer timer(co_await asio::this_coro::executor);
   const auto interval = std::chrono::milliseconds(std::clamp<std::uint32_t>(interval_ms, 100, 60'000));
   auto next_report = Clock::now() + interval;
@@ -90,7 +107,13 @@ awaitable<void> report_until_done(net::Connection& control, const CopyRun& run, 
     if (run.finished || Clock::now() < next_report) continue;
     next_report += interval;
     wire::Message progress = wire::TpcProgress{run.bytes.load(), total};
-    co_await net::send_message(control, progress);
+    try {
+      co_await net::send_message(control, progress);
+    } catch (...) {
+      spdlog::info("client={} went away during its third-party copy: copy aborted", control.peer());
+      run.abort();  // nobody is left to report to or to retry: the copy ends here
+      throw;
+    }
   }
   wire::Message last = run.failure ? wire::Message(wire::ErrorMsg{static_cast<std::uint16_t>(run.failure->code()),
                                                                   run.failure->what()})
@@ -178,7 +201,14 @@ awaitable<void> TpcService::start(net::Connection& control, const SessionRights&
     std::thread([run, options, security, target, local, push] {
       try {
         ClientSession session(options, security);
-        run->summary = push ? session.put(local, target, options, run.get()) : session.get(target, local, options, run.get());
+        run->attach(&session);
+        try {
+          run->summary = push ? session.put(local, target, options, run.get()) : session.get(target, local, options, run.get());
+        } catch (...) {
+          run->attach(nullptr);
+          throw;
+        }
+        run->attach(nullptr);
       } catch (const Error& e) {
         run->failure = e;
       } catch (const std::exception& e) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <csignal>
 #include <thread>
 
 #include "fault_proxy.hpp"
@@ -71,6 +72,27 @@ TEST_F(ThirdPartyCopyFaults, AFailedCopyIsRetriedWithANewGrantAndResumes) {
   EXPECT_GT(j["resumed_bytes"].get<std::uint64_t>(), 0u) << summary;
   EXPECT_EQ(j["attempts"], 2) << summary;
   EXPECT_EQ(j["bytes"], 48 * MiB) << summary;
+}
+
+// FTS3 kills a url-copy that overruns its timeout: the copy between the servers must not run on
+// without anyone to report to. Within about a progress interval the active server notices and
+// stops; the destination keeps no file under its final name.
+TEST_F(ThirdPartyCopyFaults, ACopyStopsWhenTheSteeringClientGoesAway) {
+  ServerProcess a(root_a);
+  ServerProcess b(root_b, "127.0.0.1:0", {"--insecure-no-auth", "--tpc-allow", "127.0.0.1"});
+  FaultProxy proxy(a.port());
+  proxy.set_rate(1 * MiB);  // per connection: the copy would take 12 s
+  ChildProcess cp = start_pxfer({"cp", "--streams", "4", via(proxy, "x.bin"), b.url("y.bin")});
+  for (int i = 0; i < 200 && proxy.carried_since(2).to_client < 2 * MiB; ++i) std::this_thread::sleep_for(50ms);
+  ASSERT_GE(proxy.carried_since(2).to_client, 2 * MiB) << "the copy did not start";
+  cp.send_signal(SIGKILL);
+  cp.wait(10s);
+  const auto killed = std::chrono::steady_clock::now();
+  while (proxy.open_now() > 0 && std::chrono::steady_clock::now() - killed < 8s) std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(proxy.open_now(), 0u) << "B still copies from A without its client";
+  EXPECT_LT(proxy.carried_since(2).to_client, 24 * MiB);
+  EXPECT_NE(b.log().find("copy aborted"), std::string::npos) << b.log();
+  EXPECT_FALSE(path_exists(root_b + "/y.bin"));
 }
 
 }  // namespace
