@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <condition_variable>
 #include <mutex>
+#include <thread>
 
 #include "plugin_common.hpp"
 #include "pxfer/namespace.hpp"
@@ -99,7 +101,7 @@ ClientOptions options_of(gfal2_context_t context, gfalt_params_t params, const C
   o.overwrite = gfalt_get_replace_existing_file(params, &e);
   if (e) g_error_free(e);
   o.connect_timeout = std::chrono::seconds(connect_timeout_seconds(context));
-  // gfal2's timeout (gfal-copy -t, 1800 s unless told) bounds the wait for progress: a data stream
+  // gfal2's timeout (gfal-copy -T, 1800 s unless told) bounds the wait for progress: a data stream
   // silent for that long is replaced. pxfer's own stall timeout, shorter, stays when it is.
   if (timeout > 0) o.stall_timeout = std::min<std::chrono::milliseconds>(o.stall_timeout, std::chrono::seconds(timeout));
   o.checksum = sum.algo;
@@ -176,6 +178,63 @@ ClientSession& session_for(const ClientSecurity& security, const ClientOptions& 
   return *shared->session;
 }
 
+// gfal2's timeout (gfal-copy -T, FTS3's per-file timeout) bounds the whole copy: at the deadline
+// the session's transfer is aborted (the receiver keeps its partial file for a later resume) and
+// the copy fails with ETIMEDOUT.
+class Watchdog {
+ public:
+  Watchdog(ClientSession& session, guint64 seconds) : session_(session) {
+    if (seconds == 0) return;
+    thread_ = std::thread([this, seconds] {
+      std::unique_lock lock(mutex_);
+      if (!wake_.wait_for(lock, std::chrono::seconds(seconds), [this] { return done_; })) {
+        fired_ = true;
+        session_.abort();
+      }
+    });
+  }
+  ~Watchdog() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  bool fired() {
+    std::lock_guard lock(mutex_);
+    return fired_;
+  }
+
+ private:
+  ClientSession& session_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool done_ = false, fired_ = false;
+  std::thread thread_;
+};
+
+guint64 timeout_of(gfalt_params_t params) {
+  GError* e = nullptr;
+  const guint64 seconds = gfalt_get_timeout(params, &e);
+  if (e) g_error_free(e);
+  return seconds;
+}
+
+// put or get on `session`, within gfal2's timeout.
+TransferSummary timed_copy(ClientSession& session, gfalt_params_t params, bool put, const std::string& local,
+                           const Url& remote, const ClientOptions& options, ProgressListener* monitor) {
+  const guint64 seconds = timeout_of(params);
+  Watchdog watchdog(session, seconds);
+  try {
+    return put ? session.put(local, remote, options, monitor) : session.get(remote, local, options, monitor);
+  } catch (const Error&) {
+    if (!watchdog.fired()) throw;
+    throw PosixError{ETIMEDOUT, "the copy did not finish within gfal2's timeout of " + std::to_string(seconds) +
+                                    " s (gfal-copy -T); the destination keeps what arrived for a resume"};
+  }
+}
+
 void copy(gfal2_context_t context, gfalt_params_t params, const char* src, const char* dst,
           SharedSession* shared = nullptr, const char* bulk_checksum = nullptr) {
   if (is_pxfer_url(src) && is_pxfer_url(dst)) return third_party(context, params, src, dst);
@@ -201,7 +260,13 @@ void copy(gfal2_context_t context, gfalt_params_t params, const char* src, const
   std::unique_ptr<ClientSession> own;
   ClientSession& session = session_for(security, options, shared, own);
   // pxfer compares the checksum of both ends itself; the value the user gave is compared here.
-  TransferSummary summary = put ? session.put(local, remote, options, &monitor) : session.get(remote, local, options, &monitor);
+  TransferSummary summary;
+  try {
+    summary = timed_copy(session, params, put, local, remote, options, &monitor);
+  } catch (const PosixError&) {
+    if (shared) shared->session.reset();  // aborted: not for the next file
+    throw;
+  }
   plugin_trigger_event(params, quark(), GFAL_EVENT_NONE, GFAL_EVENT_TRANSFER_EXIT, "%llu bytes in %.3f s",
                        static_cast<unsigned long long>(summary.bytes), summary.seconds);
   if (sum.mode & GFALT_CHECKSUM_TARGET) check_expected(sum, summary.checksum_value, "destination");
