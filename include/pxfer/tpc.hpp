@@ -14,7 +14,10 @@ enum class CopyMode { pull, push };
 // Progress arrives from the server doing the copy each options.perf_interval; options.retry
 // retries a failed attempt with a new grant, resuming from what the destination kept. `security`:
 // credentials and trust for both servers (nullptr = the process's, set_client_security).
+// `timeout` > 0 bounds the whole copy (gfal2's transfer timeout): past it the copy fails with
+// Errc::network ("timed out") and the client leaves, which makes the active server abort it.
 TransferSummary copy_between_servers(const Url& source, const Url& dest, const ClientOptions& options, CopyMode mode,
-                                     ProgressListener* listener = nullptr, const ClientSecurity* security = nullptr);
+                                     ProgressListener* listener = nullptr, const ClientSecurity* security = nullptr,
+                                     std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
 
 }  // namespace pxfer

@@ -133,6 +133,14 @@ CopyMode copy_mode_of(gfal2_context_t context) {
   return read("HTTP PLUGIN", "DEFAULT_COPY_MODE") == "3rd push" ? CopyMode::push : CopyMode::pull;
 }
 
+// gfal2's transfer timeout in seconds (gfal-copy -T); 0 = none.
+guint64 timeout_of(gfalt_params_t params) {
+  GError* e = nullptr;
+  const guint64 seconds = gfalt_get_timeout(params, &e);
+  if (e) g_error_free(e);
+  return seconds;
+}
+
 // pxfer:// -> pxfer://: the servers move the data (pxfer/tpc.hpp); the markers come from the
 // server doing the copy. The credentials of the source URL serve at both servers.
 void third_party(gfal2_context_t context, gfalt_params_t params, const char* src, const char* dst) {
@@ -149,7 +157,8 @@ void third_party(gfal2_context_t context, gfalt_params_t params, const char* src
   plugin_trigger_event(params, quark(), GFAL_EVENT_NONE, GFAL_EVENT_TRANSFER_ENTER, "%s => %s (third-party %s)", src, dst,
                        mode == CopyMode::push ? "push" : "pull");
   MonitorListener monitor(params, src, dst);
-  TransferSummary summary = copy_between_servers(from, to, options, mode, &monitor, &security);
+  const auto limit = std::chrono::seconds(timeout_of(params));  // 0 = none
+  TransferSummary summary = copy_between_servers(from, to, options, mode, &monitor, &security, limit);
   plugin_trigger_event(params, quark(), GFAL_EVENT_NONE, GFAL_EVENT_TRANSFER_EXIT, "%llu bytes in %.3f s",
                        static_cast<unsigned long long>(summary.bytes), summary.seconds);
   if (sum.mode & GFALT_CHECKSUM_TARGET) check_expected(sum, summary.checksum_value, "destination");
@@ -213,13 +222,6 @@ class Watchdog {
   bool done_ = false, fired_ = false;
   std::thread thread_;
 };
-
-guint64 timeout_of(gfalt_params_t params) {
-  GError* e = nullptr;
-  const guint64 seconds = gfalt_get_timeout(params, &e);
-  if (e) g_error_free(e);
-  return seconds;
-}
 
 // put or get on `session`, within gfal2's timeout.
 TransferSummary timed_copy(ClientSession& session, gfalt_params_t params, bool put, const std::string& local,

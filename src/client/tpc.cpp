@@ -20,6 +20,7 @@ struct Plan {
   const ClientOptions& options;
   ProgressListener* listener;
   std::shared_ptr<ClientTrust> trust;
+  Clock::time_point deadline;  // Clock::time_point::max() = none
 };
 
 awaitable<wire::Message> ask(ControlLink& link, const wire::Message& request, std::chrono::milliseconds timeout) {
@@ -65,7 +66,11 @@ awaitable<void> follow(ControlLink& active, const Plan& p, TransferSummary& summ
   // The active server reports every interval even while its copy waits for a slot.
   const auto silence = p.options.stall_timeout + p.options.perf_interval * 3 + std::chrono::seconds(30);
   for (;;) {
-    auto next = co_await net::read_message_within(*active.connection, silence);
+    const auto now = Clock::now();
+    if (now >= p.deadline) throw Error(Errc::network, "the third-party copy timed out (its time limit passed)");
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(p.deadline - now);
+    auto next = co_await net::read_message_within(*active.connection, std::min(silence, left + std::chrono::milliseconds(1)));
+    if (!next && Clock::now() >= p.deadline) continue;  // the deadline, not the server's silence
     if (!next) throw Error(Errc::network, active.authority + " sent no progress of the third-party copy for " +
                                               std::to_string(silence.count() / 1000) + " s");
     wire::Message message = std::move(*next);
@@ -123,10 +128,12 @@ awaitable<void> attempt(const Plan& p, TransferSummary& summary) {
 }  // namespace
 
 TransferSummary copy_between_servers(const Url& source, const Url& dest, const ClientOptions& options, CopyMode mode,
-                                     ProgressListener* listener, const ClientSecurity* security) {
+                                     ProgressListener* listener, const ClientSecurity* security,
+                                     std::chrono::milliseconds timeout) {
   if (source.trailing_slash) throw Error(Errc::usage, source.to_string() + ": names a directory; name a file");
   auto trust = security ? std::make_shared<ClientTrust>(*security) : current_trust();
-  Plan plan{source, dest, mode, options, listener, trust};
+  const auto deadline = timeout.count() > 0 ? Clock::now() + timeout : Clock::time_point::max();
+  Plan plan{source, dest, mode, options, listener, trust, deadline};
   if (plan.dest.trailing_slash) plan.dest.path += basename_of(source.path);
   TransferSummary summary;
   summary.direction = mode == CopyMode::pull ? Direction::get : Direction::put;

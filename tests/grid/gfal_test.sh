@@ -259,17 +259,26 @@ check "... byte-exact" cmp -s "$work/root/tpc64.bin" "$work/root_b/tpc64.bin"
 # gfal2's timeout bounds the whole copy: a server whose disk takes 2 MB/s (--emulate-disk-rate)
 # cannot take 40 MB within -T 2; the copy fails with ETIMEDOUT and nothing appears under the name.
 "$bin/pxferd" --root "$work/root_b" --listen 127.0.0.1:0 --port-file "$work/port_c" --tokens "$work/tokens" \
-  --emulate-disk-rate 2M --state-dir "$work/state/pxferd" 2> "$work/pxferd_c.log" &
+  --emulate-disk-rate 2M --tpc-allow 127.0.0.1 --state-dir "$work/state/pxferd" 2> "$work/pxferd_c.log" &
 server_c_pid=$!
 for _ in $(seq 100); do [ -s "$work/port_c" ] && break; sleep 0.1; done
 head -c 40000000 /dev/urandom > "$work/local/slow.bin"
 start=$(date +%s)
 run gfal-copy -T 2 "file://$work/local/slow.bin" "pxfer://127.0.0.1:$(cat "$work/port_c")/slow.bin"
 took=$(( $(date +%s) - start ))
-kill "$server_c_pid" 2>/dev/null; wait "$server_c_pid" 2>/dev/null || true
 check "gfal-copy -T 2 of a copy that needs 20 s: ETIMEDOUT (110) in ${took} s ($rc: $out)" \
   bash -c '[ "$1" -eq 110 ] && [ "$2" -le 10 ]' _ "$rc" "$took"
 check "... and nothing under the destination name" test ! -e "$work/root_b/slow.bin"
+# The same bound for a third-party copy (push: A writes to the slow server, at its disk's pace).
+start=$(date +%s)
+run gfal-copy -T 2 --copy-mode push "$base/tpc64.bin" "pxfer://127.0.0.1:$(cat "$work/port_c")/slow64.bin"
+took_tpc=$(( $(date +%s) - start ))
+sleep 2  # the source server notices its steering client left at its next progress report
+check "gfal-copy -T 2 of a third-party copy that needs 30 s: ETIMEDOUT (110) in ${took_tpc} s ($rc: $out)" \
+  bash -c '[ "$1" -eq 110 ] && [ "$2" -le 10 ]' _ "$rc" "$took_tpc"
+check "... and the server doing it aborted it" grep -q "copy aborted" "$work/pxferd.log"
+check "... and nothing under the destination name" test ! -e "$work/root_b/slow64.bin"
+kill "$server_c_pid" 2>/dev/null; wait "$server_c_pid" 2>/dev/null || true
 
 echo "gfal_test: $failures failure(s)"
 [ "$failures" -eq 0 ]
