@@ -16,12 +16,12 @@
 
 #include <openssl/evp.h>
 
-#include "pxfer/block_mac.hpp"
+#include "checksum/block_mac.hpp"
 #include "pxfer/batch.hpp"
 #include "pxfer/checksum.hpp"
 #include "pxfer/client.hpp"
 #include "pxfer/server.hpp"
-#include "pxfer/wire.hpp"
+#include "wire/wire.hpp"
 #include "raw_tcp.hpp"
 
 namespace fs = std::filesystem;

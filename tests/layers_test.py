@@ -7,6 +7,7 @@
 - the I/O layers (src/io, src/net) include nothing from the engine, the server or the client;
 - the engine (src/transfer) includes nothing from the server or the client;
 - the server and the client do not include each other;
+- the public headers (include/pxfer) include no internal header (src/);
 - no file in src/ or include/ is over 500 lines.
 
 Usage: layers_test.py SOURCE_DIR. Prints one line per violation; exit 1 when there is any.
@@ -19,9 +20,9 @@ root = pathlib.Path(sys.argv[1])
 src = root / "src"
 
 # Public headers whose declarations do I/O (sockets, files, processes): the pure layers stay off them.
-IO_HEADERS = {"pxfer/host_settings.hpp", "pxfer/client.hpp", "pxfer/batch.hpp", "pxfer/server.hpp",
-              "pxfer/file_io.hpp", "pxfer/socket_tuning.hpp", "pxfer/metrics_endpoint.hpp",
-              "pxfer/remote_tree.hpp", "pxfer/sweep.hpp"}
+IO_HEADERS = {"net/host_settings.hpp", "pxfer/client.hpp", "pxfer/batch.hpp", "pxfer/server.hpp",
+              "io/file_io.hpp", "pxfer/socket_tuning.hpp", "pxfer/metrics_endpoint.hpp",
+              "client/remote_tree.hpp", "pxfer/sweep.hpp"}
 HIGHER = {
     "core": ("net/", "io/", "transfer/", "server/", "client/"),
     "io": ("transfer/", "server/", "client/"),
@@ -83,7 +84,13 @@ for path in sorted(src.rglob("*")):
             if resolved.startswith(higher) and local_dir != higher:
                 problems.append(f"{path.relative_to(root)} ({layer}) includes {name} from a higher layer")
 for path in sorted((root / "include").rglob("*.hpp")):
-    lines = path.read_text(errors="replace").count("\n")
+    text = path.read_text(errors="replace")
+    lines = text.count("\n")
+    # The public headers are what a program using the library needs: they stand on their own and
+    # never reach into src/ (internals live beside their sources).
+    for quote, name in include.findall(text):
+        if quote == '"' and not name.startswith("pxfer/"):
+            problems.append(f"{path.relative_to(root)}: a public header includes the internal {name}")
     if lines > 500:
         problems.append(f"{path.relative_to(root)}: {lines} lines (over 500): split it by responsibility")
 

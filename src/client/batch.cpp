@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "pxfer/rate_meter.hpp"
-#include "pxfer/remote_tree.hpp"
+#include "client/remote_tree.hpp"
 #include "local_tree.hpp"
 
 namespace pxfer {
