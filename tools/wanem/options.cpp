@@ -94,7 +94,7 @@ const std::map<std::string, Setter>& direction_setters() {
      }},
     {"rate",
      [](DirectionConfig& d, const std::string& o, const std::string& v) {
-       d.rate_bps = parse_option_value(o, v, parse_rate);
+       d.rate_bps = parse_option_value(o, v, parse_link_rate);
      }},
     {"queue",
      [](DirectionConfig& d, const std::string& o, const std::string& v) {
