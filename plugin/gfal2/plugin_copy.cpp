@@ -1,15 +1,12 @@
-// copy_file and copy_bulk of the pxfer gfal2 plugin: file:// <-> pxfer:// as a pxfer put or get
-// over N streams, with gfal2's transfer parameters (streams, TCP buffer, timeout, checksum,
-// overwrite, parents) and its performance markers (plugin_trigger_monitor) from pxfer's interval
-// reports. A bulk copy (FTS3's many-file jobs, gfal2's gfalt_copy_bulk) keeps one client session
-// per server and credentials, so its files share one TLS handshake and login.
+// copy_file of the pxfer gfal2 plugin: file:// <-> pxfer:// as a pxfer put or get over N streams,
+// with gfal2's transfer parameters (streams, TCP buffer, timeout, checksum, overwrite, parents) and
+// its performance markers (plugin_trigger_monitor) from pxfer's interval reports.
 #include <strings.h>
 
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <map>
-#include <memory>
+#include <mutex>
 
 #include "plugin_common.hpp"
 #include "pxfer/namespace.hpp"
@@ -106,23 +103,7 @@ void check_expected(const Checksum& sum, const std::string& actual, const char* 
                                   actual + ", expected " + sum.expected);
 }
 
-// The client sessions of one copy_file or copy_bulk call: one per server and credentials, each
-// keeping its control connection (TLS, HELLO, AUTH done once) from one file to the next.
-class Sessions {
- public:
-  ClientSession& for_server(const Url& remote, const ClientOptions& options, const ClientSecurity& security) {
-    const std::string key = remote.authority() + "\n" + security.token + "\n" + security.fingerprint + "\n" +
-                            security.ca_file + "\n" + security.known_hosts_file + "\n" + security.cert_file;
-    auto& session = sessions_[key];
-    if (!session) session = std::make_unique<ClientSession>(options, security);
-    return *session;
-  }
-
- private:
-  std::map<std::string, std::unique_ptr<ClientSession>> sessions_;
-};
-
-void copy(gfal2_context_t context, gfalt_params_t params, const char* src, const char* dst, Sessions& sessions) {
+void copy(gfal2_context_t context, gfalt_params_t params, const char* src, const char* dst) {
   const bool put = is_file_url(src);
   const Url remote = parse_pxfer_url(put ? dst : src);
   const std::string local = local_path(put ? src : dst);
@@ -143,7 +124,7 @@ void copy(gfal2_context_t context, gfalt_params_t params, const char* src, const
   plugin_trigger_event(params, quark(), GFAL_EVENT_NONE, GFAL_EVENT_TRANSFER_ENTER, "%s => %s", src, dst);
   MonitorListener monitor(params, src, dst);
   // The session's own credentials: gfal2 may copy for several users in one process (FTS3).
-  ClientSession* session = &sessions.for_server(remote, options, security);
+  auto session = std::make_unique<ClientSession>(options, security);
   // pxfer compares the checksum of both ends itself; the value the user gave is compared here.
   TransferSummary summary = put ? session->put(local, remote, options, &monitor) : session->get(remote, local, options, &monitor);
   plugin_trigger_event(params, quark(), GFAL_EVENT_NONE, GFAL_EVENT_TRANSFER_EXIT, "%llu bytes in %.3f s",
@@ -154,51 +135,13 @@ void copy(gfal2_context_t context, gfalt_params_t params, const char* src, const
 }  // namespace
 
 int check_copy_urls(plugin_handle, gfal2_context_t, const char* src, const char* dst, gfal_url2_check check) {
-  if (check != GFAL_FILE_COPY && check != GFAL_BULK_COPY) return FALSE;
+  if (check != GFAL_FILE_COPY) return FALSE;
   return (is_file_url(src) && is_pxfer_url(dst)) || (is_pxfer_url(src) && is_file_url(dst));
 }
 
 int copy_file(plugin_handle, gfal2_context_t context, gfalt_params_t params, const char* src, const char* dst,
               GError** err) {
-  Sessions sessions;
-  return guarded(err, __func__, [&] { copy(context, params, src, dst, sessions); });
-}
-
-namespace {
-
-// A bulk entry's checksum, "TYPE:VALUE" or "VALUE" (of the type the parameters name), set on the
-// parameters for that file as gfal2's own serial fallback does. No entry: the parameters' own.
-void set_file_checksum(gfalt_params_t params, const char* checksum) {
-  if (!checksum || !*checksum) return;
-  GError* e = nullptr;
-  gfalt_set_checksum_check(params, TRUE, &e);
-  if (const char* colon = std::strchr(checksum, ':')) {
-    const std::string type(checksum, colon);
-    gfalt_set_user_defined_checksum(params, type.c_str(), colon + 1, &e);
-  } else {
-    char type[64] = {0}, value[1];
-    gfalt_get_user_defined_checksum(params, type, sizeof type, value, sizeof value, &e);
-    gfalt_set_user_defined_checksum(params, type, checksum, &e);
-  }
-  if (e) g_error_free(e);
-}
-
-}  // namespace
-
-int copy_bulk(plugin_handle, gfal2_context_t context, gfalt_params_t params, size_t count, const char* const* srcs,
-              const char* const* dsts, const char* const* checksums, GError** op_error, GError*** file_errors) {
-  if (!srcs || !dsts || !file_errors) {
-    gfal2_set_error(op_error, quark(), EINVAL, __func__, "a bulk copy needs its sources and destinations");
-    return -1;
-  }
-  *file_errors = g_new0(GError*, count);
-  Sessions sessions;
-  int failed = 0;
-  for (size_t i = 0; i < count; ++i) {
-    set_file_checksum(params, checksums ? checksums[i] : nullptr);
-    if (guarded(&(*file_errors)[i], "copy_bulk", [&] { copy(context, params, srcs[i], dsts[i], sessions); }) < 0) ++failed;
-  }
-  return -failed;  // as gfal2's serial fallback: minus the number of files that failed
+  return guarded(err, __func__, [&] { copy(context, params, src, dst); });
 }
 
 }  // namespace pxfer::gfal
