@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,9 +57,8 @@ struct ClientOptions {
   std::chrono::seconds partial_max_age{7 * 24 * 3600};
 };
 
-// Credentials and trust: given to a ClientSession, or set for the whole process by the CLI
-// (set_client_security) before any transfer; each session keeps the settings in force when it was
-// made. docs/security.md.
+// Credentials and trust: set by the CLI (set_client_security) before any transfer; each session
+// keeps the settings in force when it was made. docs/security.md.
 struct ClientSecurity {
   std::string ca_file;           // verify the server's chain and host name against this CA
   std::string fingerprint;       // "sha256:HEX": pin the server's certificate explicitly
@@ -85,10 +83,7 @@ struct RemoteSum {
 // One transfer at a time; use one session per thread. Throws like put_file/get_file.
 class ClientSession {
  public:
-  // options.threads / streams size the pool. `security`: the credentials and trust of this
-  // session (a library user with several identities, the gfal2 plugin, a server copying to another
-  // server); none = what set_client_security installed for the process (the CLI's).
-  explicit ClientSession(const ClientOptions& options, std::optional<ClientSecurity> security = std::nullopt);
+  explicit ClientSession(const ClientOptions& options);  // options.threads / streams size the pool
   ~ClientSession();
   ClientSession(const ClientSession&) = delete;
   ClientSession& operator=(const ClientSession&) = delete;

@@ -14,6 +14,10 @@
 namespace pxfer::gfal {
 namespace {
 
+// One ClientSession is made at a time: it snapshots the process's client security when made, and
+// two copies in one process (FTS3 runs one per process, Python may run several) may differ in it.
+std::mutex session_mutex;
+
 bool is_file_url(const char* url) { return url && std::strncmp(url, "file://", 7) == 0; }
 
 std::string local_path(const char* url) {
@@ -123,8 +127,12 @@ void copy(gfal2_context_t context, gfalt_params_t params, const char* src, const
   }
   plugin_trigger_event(params, quark(), GFAL_EVENT_NONE, GFAL_EVENT_TRANSFER_ENTER, "%s => %s", src, dst);
   MonitorListener monitor(params, src, dst);
-  // The session's own credentials: gfal2 may copy for several users in one process (FTS3).
-  auto session = std::make_unique<ClientSession>(options, security);
+  std::unique_ptr<ClientSession> session;
+  {
+    std::lock_guard lock(session_mutex);
+    set_client_security(security);
+    session = std::make_unique<ClientSession>(options);
+  }
   // pxfer compares the checksum of both ends itself; the value the user gave is compared here.
   TransferSummary summary = put ? session->put(local, remote, options, &monitor) : session->get(remote, local, options, &monitor);
   plugin_trigger_event(params, quark(), GFAL_EVENT_NONE, GFAL_EVENT_TRANSFER_EXIT, "%llu bytes in %.3f s",

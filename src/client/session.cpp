@@ -89,10 +89,7 @@ struct ClientSession::State {
   std::vector<std::thread> workers;
 };
 
-ClientSession::ClientSession(const ClientOptions& options, std::optional<ClientSecurity> security)
-    : state_(std::make_unique<State>(threads_for(options))) {
-  if (security) state_->trust = std::make_shared<ClientTrust>(std::move(*security));
-}
+ClientSession::ClientSession(const ClientOptions& options) : state_(std::make_unique<State>(threads_for(options))) {}
 ClientSession::~ClientSession() = default;
 
 TransferSummary ClientSession::put(const std::string& local, const Url& remote, const ClientOptions& options,
