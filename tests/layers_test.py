@@ -8,7 +8,8 @@
 - the engine (src/transfer) includes nothing from the server or the client;
 - the server and the client do not include each other;
 - the public headers (include/pxfer) include no internal header (src/);
-- no file in src/ or include/ is over 500 lines.
+- no file in src/ or include/ is over 500 lines, and no function in src/, include/ or tools/ is
+  over 80 lines (found by a signature line ending in '{' and its matching '}').
 
 Usage: layers_test.py SOURCE_DIR. Prints one line per violation; exit 1 when there is any.
 """
@@ -30,6 +31,35 @@ HIGHER = {
     "server": ("client/",),
     "client": ("server/",),
 }
+
+
+SIGNATURE = re.compile(r"\)\s*(const)?\s*(noexcept)?\s*(override)?\s*(->\s*[\w:<>, ]+)?\s*\{\s*$")
+CONTROL = re.compile(r"(if|for|while|switch|catch|else|do)\b")
+
+
+def long_functions(path, limit=80):
+    """(line, length) of each function body over `limit` lines: a line that ends a signature with
+    '{' (not a control statement, a lambda or an initializer) up to the '}' that closes it."""
+    lines = path.read_text(errors="replace").split("\n")
+    found, i = [], 0
+    while i < len(lines):
+        s = lines[i].strip()
+        if SIGNATURE.search(s) and not CONTROL.match(s) and not s.startswith("}") and "=" not in s.split("(")[0] \
+                and not re.match(r".*\[.*\]\s*\(", s):
+            depth, j = 0, i
+            while j < len(lines):
+                t = re.sub(r'"(\\.|[^"\\])*"', '""', lines[j])
+                t = re.sub(r"'(\\.|[^'\\])'", "''", t).split("//")[0]
+                depth += t.count("{") - t.count("}")
+                if depth <= 0 and j > i:
+                    break
+                j += 1
+            if j - i + 1 > limit:
+                found.append((i + 1, j - i + 1))
+                i = j
+        i += 1
+    return found
+
 
 cmake = (src / "CMakeLists.txt").read_text()
 match = re.search(r"add_library\(pxfer_core STATIC(.*?)\)", cmake, re.S)
@@ -93,6 +123,12 @@ for path in sorted((root / "include").rglob("*.hpp")):
             problems.append(f"{path.relative_to(root)}: a public header includes the internal {name}")
     if lines > 500:
         problems.append(f"{path.relative_to(root)}: {lines} lines (over 500): split it by responsibility")
+
+for folder in ("src", "include", "tools"):
+    for path in sorted((root / folder).rglob("*")):
+        if path.suffix in (".cpp", ".hpp"):
+            for line, length in long_functions(path):
+                problems.append(f"{path.relative_to(root)}:{line}: a function of {length} lines (over 80): split it")
 
 if not core:
     problems.append("src/CMakeLists.txt: no pxfer_core source list found")
