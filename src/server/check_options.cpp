@@ -10,7 +10,7 @@
 #include "auth_tables.hpp"
 #include "tpc_peers.hpp"
 #include "pxfer/error.hpp"
-#include "pxfer/file_io.hpp"
+#include "io/file_io.hpp"
 #include "pxfer/server.hpp"
 #include "pxfer/server_admin.hpp"
 
