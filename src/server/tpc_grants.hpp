@@ -11,7 +11,7 @@
 
 #include "authenticator.hpp"
 #include "pxfer/clock.hpp"
-#include "pxfer/wire.hpp"
+#include "wire/wire.hpp"
 
 namespace pxfer::server {
 

@@ -10,7 +10,7 @@
 #include "authenticator.hpp"
 #include "net/connection.hpp"
 #include "pxfer/server.hpp"
-#include "pxfer/wire.hpp"
+#include "wire/wire.hpp"
 #include "tpc_grants.hpp"
 #include "tpc_peers.hpp"
 
