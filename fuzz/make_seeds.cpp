@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
   start.grant = std::string(64, 'a');
   start.peer_fingerprint = "sha256:" + std::string(64, 'f');
   write(dir, "tpc_start", encode(start));
-  write(dir, "tpc_progress", encode(TpcProgress{1 << 20, 1 << 30}));
+  write(dir, "tpc_progress", encode(TpcProgress{1 << 20, 1 << 30, {StreamFigures{0, 1 << 20, 10, 1448, 50, 0, 0, 1 << 20, 1 << 27}}}));
   write(dir, "tpc_done", encode(TpcDone{1 << 30, 0, 1500, 8, 4 << 20, 1, std::string(8, 'e'), 0}));
   write(dir, "ack", encode(Ack{4 << 20, 1 << 20}));
   write(dir, "end", encode(End{}));

@@ -8,6 +8,7 @@
 #include "net/frame_io.hpp"
 #include "path_names.hpp"
 #include "pxfer/log_safe.hpp"
+#include "pxfer/stream_meter.hpp"
 
 namespace pxfer {
 namespace {
@@ -39,7 +40,8 @@ void require_tpc(const ControlLink& link) {
 
 std::uint32_t open_flags(const ClientOptions& o) {
   return (o.overwrite ? wire::open_overwrite : 0u) | (o.resume ? 0u : wire::open_no_resume) |
-         (o.sync ? wire::open_sync : 0u) | (o.encrypt ? wire::open_encrypt : 0u);
+         (o.sync ? wire::open_sync : 0u) | (o.encrypt ? wire::open_encrypt : 0u) |
+         (o.stream_stats ? wire::open_want_stats : 0u);
 }
 
 wire::TpcStart start_message(const Plan& p, const wire::TpcGrant& grant, const std::string& fingerprint) {
@@ -63,6 +65,7 @@ wire::TpcStart start_message(const Plan& p, const wire::TpcGrant& grant, const s
 // TPC_PROGRESS frames to rate lines until TPC_DONE (or the active server's ERROR).
 awaitable<void> follow(ControlLink& active, const Plan& p, TransferSummary& summary) {
   RateMeter meter(Clock::now());
+  StreamMeter per_stream(Clock::now());  // --stream-stats: the sending server's view of each stream
   // The active server reports every interval even while its copy waits for a slot.
   const auto silence = p.options.stall_timeout + p.options.perf_interval * 3 + std::chrono::seconds(30);
   for (;;) {
@@ -75,7 +78,10 @@ awaitable<void> follow(ControlLink& active, const Plan& p, TransferSummary& summ
                                               std::to_string(silence.count() / 1000) + " s");
     wire::Message message = std::move(*next);
     if (auto* progress = std::get_if<wire::TpcProgress>(&message)) {
-      IntervalReport r{meter.sample(Clock::now(), progress->bytes), {}};
+      const auto now = Clock::now();
+      IntervalReport r{meter.sample(now, progress->bytes), {}};
+      // (None before the copy's first interval on the server: the meter keeps the last figures.)
+      if (p.options.stream_stats && !progress->streams.empty()) r.streams = per_stream.sample(now, progress->streams);
       if (p.listener) p.listener->on_interval(r);
       continue;
     }
@@ -88,6 +94,7 @@ awaitable<void> follow(ControlLink& active, const Plan& p, TransferSummary& summ
     summary.checksum = static_cast<ChecksumAlgo>(done.checksum);
     summary.checksum_value = log_safe(done.value);
     summary.stream_recoveries = done.stream_recoveries;
+    if (p.options.stream_stats) summary.stream_totals = per_stream.totals(Clock::now());
     const std::uint64_t moved = done.bytes - std::min(done.bytes, done.resumed_bytes);
     if (p.listener) p.listener->on_finish(IntervalReport{meter.sample(Clock::now(), moved), {}}, summary);
     co_return;

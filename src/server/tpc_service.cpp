@@ -29,7 +29,16 @@ struct CopyRun : ProgressListener {
   std::atomic<bool> finished{false};
   std::optional<Error> failure;  // written before `finished`, read after it
   TransferSummary summary;
-  void on_interval(const IntervalReport& r) override { bytes = r.total.bytes; }
+  void on_interval(const IntervalReport& r) override {
+    bytes = r.total.bytes;
+    std::lock_guard lock(mutex);
+    streams.clear();
+    for (const auto& s : r.streams) streams.push_back(s.figures);
+  }
+  std::vector<wire::StreamFigures> latest_streams() {
+    std::lock_guard lock(mutex);
+    return streams;
+  }
   void on_finish(const IntervalReport& r, const TransferSummary&) override { bytes = r.total.bytes; }
 
   // The steering client went away: the copy stops (the receiver keeps its partial file for a
@@ -45,6 +54,7 @@ struct CopyRun : ProgressListener {
     if (session && aborted) session->abort();
   }
   std::mutex mutex;
+  std::vector<wire::StreamFigures> streams;  // the sending side's, with open_want_stats
   ClientSession* session = nullptr;
   bool aborted = false;
 };
@@ -76,6 +86,7 @@ ClientOptions copy_options(const wire::TpcStart& m) {
   o.resume = (m.flags & wire::open_no_resume) == 0;
   o.sync = (m.flags & wire::open_sync) != 0;
   o.encrypt = (m.flags & wire::open_encrypt) != 0;
+  o.stream_stats = (m.flags & wire::open_want_stats) != 0;  // figures for TPC_PROGRESS
   o.perf_interval = std::chrono::milliseconds(std::clamp<std::uint32_t>(m.interval_ms, 100, 60'000));
   if (m.stall_timeout_ms != 0) o.stall_timeout = std::chrono::milliseconds(m.stall_timeout_ms);
   o.retry.retries = 0;  // the steering client retries, with a new grant each time
@@ -106,7 +117,7 @@ awaitable<void> report_until_done(net::Connection& control, CopyRun& run, std::u
     co_await timer.async_wait(asio::use_awaitable);
     if (run.finished || Clock::now() < next_report) continue;
     next_report += interval;
-    wire::Message progress = wire::TpcProgress{run.bytes.load(), total};
+    wire::Message progress = wire::TpcProgress{run.bytes.load(), total, run.latest_streams()};
     try {
       co_await net::send_message(control, progress);
     } catch (...) {

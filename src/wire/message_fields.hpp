@@ -178,9 +178,10 @@ template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std
   io.u16(m.code);
   io.str(m.message, max_text_length);
 }
-template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Stats> {
-  if (!io.template count<std::uint16_t>(m.streams, max_streams)) return;
-  for (auto& s : m.streams) {
+// A u16 count and each stream's figures: STATS, and TPC_PROGRESS's per-stream view.
+template <class IO, class V> void stream_figures(IO& io, V& streams) {
+  if (!io.template count<std::uint16_t>(streams, max_streams)) return;
+  for (auto& s : streams) {
     io.u16(s.stream);
     io.u64(s.bytes);
     io.u32(s.cwnd);
@@ -191,6 +192,9 @@ template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std
     io.u32(s.sndbuf);
     io.u64(s.delivery_rate);
   }
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Stats> {
+  stream_figures(io, m.streams);
 }
 template <class IO, class H> void fields(IO&, H&) requires std::same_as<std::remove_const_t<H>, InfoRequest> {}
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Queued> {
@@ -296,6 +300,7 @@ template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, TpcProgress> {
   io.u64(m.bytes);
   io.u64(m.total);
+  stream_figures(io, m.streams);
 }
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, TpcDone> {
   io.u64(m.bytes);

@@ -61,7 +61,7 @@ template <> struct Traits<AttachProof> : Row<FrameType::attach_proof, attach_pro
 template <> struct Traits<TpcGrantRequest> : Row<FrameType::tpc_grant_request, max_control_payload> { static constexpr const char* name = "TPC_GRANT_REQUEST"; };
 template <> struct Traits<TpcGrant> : Row<FrameType::tpc_grant, max_control_payload> { static constexpr const char* name = "TPC_GRANT"; };
 template <> struct Traits<TpcStart> : Row<FrameType::tpc_start, max_control_payload> { static constexpr const char* name = "TPC_START"; };
-template <> struct Traits<TpcProgress> : Row<FrameType::tpc_progress, 16> { static constexpr const char* name = "TPC_PROGRESS"; };
+template <> struct Traits<TpcProgress> : Row<FrameType::tpc_progress, max_control_payload> { static constexpr const char* name = "TPC_PROGRESS"; };
 template <> struct Traits<TpcDone> : Row<FrameType::tpc_done, max_control_payload> { static constexpr const char* name = "TPC_DONE"; };
 
 // Two messages on one frame type (as two branches once chose 34 and 35 each) do not compile.

@@ -345,6 +345,9 @@ struct TpcStart {
 struct TpcProgress {
   std::uint64_t bytes = 0;  // moved so far in this copy (resumed bytes not counted)
   std::uint64_t total = 0;  // the file's size, 0 while unknown
+  // The sending server's view of each data stream (as STATS carries it), when TPC_START asked
+  // for it with open_want_stats (pxfer cp --stream-stats); else none. At most max_streams.
+  std::vector<StreamFigures> streams;
 };
 struct TpcDone {
   std::uint64_t bytes = 0;          // the file's size

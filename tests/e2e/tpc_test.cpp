@@ -97,6 +97,33 @@ TEST_F(ThirdPartyCopy, PushIsByteExactAndJsonHasTheChecksumBothEndsAgreedOn) {
   EXPECT_NE(a.log().find("third-party copy push"), std::string::npos) << a.log();
 }
 
+// --stream-stats: the per-stream view comes from the server that sends (A in a push: the server
+// doing the copy), through TPC_PROGRESS, into the same JSON fields as for put and get.
+TEST_F(ThirdPartyCopy, StreamStatsShowTheSendingServersStreams) {
+  ServerProcess a(root_a, "127.0.0.1:0", allow_loopback);
+  // B's disk takes 16 MB/s: the copy lasts about 1.5 s, some fifteen intervals of 100 ms.
+  ServerProcess b(root_b, "127.0.0.1:0", {"--insecure-no-auth", "--emulate-disk-rate", "16M"});
+  RunResult r = run_pxfer("cp", "--copy-mode", "push", "--json", "--stream-stats", "--streams", "3", "--perf-interval",
+                          "0.1", a.url("x.bin"), b.url("y.bin"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(files_equal(root_a + "/x.bin", root_b + "/y.bin"));
+  bool seen_streams = false;
+  std::size_t start = 0;
+  for (std::size_t end; (end = r.out.find('\n', start)) != std::string::npos; start = end + 1) {
+    auto j = nlohmann::json::parse(r.out.substr(start, end - start));
+    if (j["event"] == "interval" && j.contains("streams") && !j["streams"].empty()) {
+      seen_streams = true;
+      EXPECT_LE(j["streams"].size(), 3u);
+      EXPECT_TRUE(j["streams"][0].contains("cwnd")) << j.dump();
+    }
+    if (j["event"] == "summary") {
+      ASSERT_TRUE(j.contains("stream_totals")) << j.dump();
+      EXPECT_EQ(j["stream_totals"].size(), 3u) << j.dump();
+    }
+  }
+  EXPECT_TRUE(seen_streams) << r.out;
+}
+
 TEST_F(ThirdPartyCopy, AnExistingDestinationNeedsOverwrite) {
   ServerProcess a(root_a, "127.0.0.1:0", allow_loopback);
   ServerProcess b(root_b, "127.0.0.1:0", allow_loopback);

@@ -79,7 +79,7 @@ auto fields_of(const TpcStart& m) {
   return std::tie(m.mode, m.checksum, m.flags, m.streams, m.block_size, m.interval_ms, m.stall_timeout_ms, m.local_path,
                   m.peer_url, m.grant, m.peer_fingerprint);
 }
-auto fields_of(const TpcProgress& m) { return std::tie(m.bytes, m.total); }
+auto fields_of(const TpcProgress& m) { return std::tie(m.bytes, m.total, m.streams); }
 auto fields_of(const TpcDone& m) {
   return std::tie(m.bytes, m.resumed_bytes, m.elapsed_ms, m.streams, m.block_size, m.checksum, m.value, m.stream_recoveries);
 }
@@ -198,7 +198,7 @@ Message sample_of() {
   else if constexpr (std::is_same_v<M, TpcStart>)
     return TpcStart{CopyMode::push, 2, open_overwrite | open_sync, 8, 4u << 20, 500, 9000, "atlas/x.root",
                     "pxfer://se02:7777/atlas/y.root", std::string(64, 'b'), "sha256:" + std::string(64, 'f')};
-  else if constexpr (std::is_same_v<M, TpcProgress>) return TpcProgress{0x0102030405ull, 0x0203040506ull};
+  else if constexpr (std::is_same_v<M, TpcProgress>) return TpcProgress{0x0102030405ull, 0x0203040506ull, {figures(0), figures(5)}};
   else if constexpr (std::is_same_v<M, TpcDone>)
     return TpcDone{0x0102030405ull, 77, 1500, 8, 4u << 20, 1, "0a3c1f2e", 3};
   else if constexpr (std::is_same_v<M, End> || std::is_same_v<M, Done> || std::is_same_v<M, InfoRequest>)
