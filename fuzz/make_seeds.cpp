@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <string>
 
-#include "pxfer/wire.hpp"
+#include "wire/wire.hpp"
 
 using namespace pxfer::wire;
 
@@ -71,6 +71,20 @@ int main(int argc, char** argv) {
   AttachProof proof;
   proof.mac.fill(0xc3);
   write(dir, "attach_proof", encode(proof));
+  write(dir, "tpc_grant_request", encode(TpcGrantRequest{Direction::put, open_overwrite, 1 << 30, "atlas/run42.root"}));
+  write(dir, "tpc_grant", encode(TpcGrant{std::string(64, 'a'), 60000}));
+  TpcStart start;
+  start.mode = CopyMode::push;
+  start.checksum = 1;
+  start.streams = 8;
+  start.block_size = 4 << 20;
+  start.local_path = "atlas/run42.root";
+  start.peer_url = "pxfer://se02.example.org:7777/atlas/run42.root";
+  start.grant = std::string(64, 'a');
+  start.peer_fingerprint = "sha256:" + std::string(64, 'f');
+  write(dir, "tpc_start", encode(start));
+  write(dir, "tpc_progress", encode(TpcProgress{1 << 20, 1 << 30, {StreamFigures{0, 1 << 20, 10, 1448, 50, 0, 0, 1 << 20, 1 << 27}}}));
+  write(dir, "tpc_done", encode(TpcDone{1 << 30, 0, 1500, 8, 4 << 20, 1, std::string(8, 'e'), 0}));
   write(dir, "ack", encode(Ack{4 << 20, 1 << 20}));
   write(dir, "end", encode(End{}));
   Commit commit;

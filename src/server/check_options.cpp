@@ -8,8 +8,9 @@
 #include <cerrno>
 
 #include "auth_tables.hpp"
+#include "tpc_peers.hpp"
 #include "pxfer/error.hpp"
-#include "pxfer/file_io.hpp"
+#include "io/file_io.hpp"
 #include "pxfer/server.hpp"
 #include "pxfer/server_admin.hpp"
 
@@ -46,6 +47,7 @@ void check_server_options(const ServerOptions& o) {
   readable(o.cert_file, "--cert");
   readable(o.key_file, "--key");
   readable(o.client_ca_file, "--client-ca");
+  server::PeerPolicy{o.tpc_allow};  // throws, naming the entry, for a malformed --tpc-allow
 }
 
 }  // namespace pxfer

@@ -8,7 +8,7 @@
 
 #include "pxfer/batch.hpp"
 #include "pxfer/error.hpp"
-#include "pxfer/wire.hpp"
+#include "wire/wire.hpp"
 #include "wire/byte_codec.hpp"
 
 namespace pxfer::wire {
