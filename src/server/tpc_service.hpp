@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "authenticator.hpp"
+#include "io/file_io.hpp"
 #include "net/connection.hpp"
 #include "pxfer/server.hpp"
 #include "wire/wire.hpp"
@@ -18,7 +19,7 @@ namespace pxfer::server {
 
 class TpcService {
  public:
-  explicit TpcService(const ServerOptions& options);
+  TpcService(const ServerOptions& options, const Directory& root);
   GrantBook& grants() { return grants_; }
   // The steering identity's access was checked by the caller (read or write of m.path).
   net::awaitable<void> grant(net::Connection& control, const SessionRights& rights, const wire::TpcGrantRequest& m);
@@ -32,6 +33,7 @@ class TpcService {
   net::awaitable<Url> allowed_peer(const Url& peer);
 
   const ServerOptions& options_;
+  const Directory& root_;  // a push reads its file through it, confined like every server read
   GrantBook grants_;
   PeerPolicy peers_;
 };
