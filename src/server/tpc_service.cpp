@@ -171,8 +171,33 @@ void launch(std::shared_ptr<CopyRun> run, const ClientOptions& options, const Cl
 
 }  // namespace
 
+struct TpcService::Copies {
+  std::mutex mutex;
+  std::vector<std::weak_ptr<CopyRun>> runs;
+  void add(const std::shared_ptr<CopyRun>& run) {
+    std::lock_guard lock(mutex);
+    std::erase_if(runs, [](const auto& w) { return w.expired(); });
+    runs.push_back(run);
+  }
+  std::vector<std::shared_ptr<CopyRun>> alive() {
+    std::lock_guard lock(mutex);
+    std::vector<std::shared_ptr<CopyRun>> out;
+    for (const auto& w : runs)
+      if (auto r = w.lock()) out.push_back(std::move(r));
+    return out;
+  }
+};
+
+TpcService::~TpcService() {
+  auto running = copies_->alive();
+  for (auto& r : running) r->abort();
+  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  for (auto& r : running)
+    while (!r->finished && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
 TpcService::TpcService(const ServerOptions& options, const Directory& root)
-    : options_(options), root_(root), grants_(options.tpc_grant_lifetime), peers_(options.tpc_allow) {}
+    : copies_(std::make_shared<Copies>()), options_(options), root_(root), grants_(options.tpc_grant_lifetime), peers_(options.tpc_allow) {}
 
 awaitable<void> TpcService::grant(net::Connection& control, const SessionRights& rights, const wire::TpcGrantRequest& m) {
   std::optional<Error> failed;
@@ -244,6 +269,7 @@ awaitable<void> TpcService::start(net::Connection& control, const SessionRights&
                  m.mode == wire::CopyMode::push ? "push" : "pull", *path, m.mode == wire::CopyMode::push ? "to" : "from",
                  log_safe(target.to_string()));
     const bool push = m.mode == wire::CopyMode::push;
+    copies_->add(run);
     launch(run, options, security, target, local, push, source_fd);
   } catch (const Error& e) {
     refused = e;
