@@ -16,12 +16,12 @@
 
 #include <openssl/evp.h>
 
-#include "pxfer/block_mac.hpp"
+#include "checksum/block_mac.hpp"
 #include "pxfer/batch.hpp"
 #include "pxfer/checksum.hpp"
 #include "pxfer/client.hpp"
 #include "pxfer/server.hpp"
-#include "pxfer/wire.hpp"
+#include "wire/wire.hpp"
 #include "raw_tcp.hpp"
 
 namespace fs = std::filesystem;
@@ -282,7 +282,7 @@ void small_files_bench(benchmark::State& state, Direction direction) {
   BatchOptions opt;
   opt.client.perf_interval = std::chrono::milliseconds(0);
   opt.concurrency = static_cast<unsigned>(state.range(0));
-  BatchListener quiet;
+  ProgressListener quiet;
   Url remote{"127.0.0.1", f.server->port(), "small", false};
   auto put_plan = [&] { return plan_recursive_put(tree.string(), remote); };
   if (direction == Direction::get) {

@@ -9,8 +9,8 @@
 #include <cstring>
 #include <span>
 
-#include "pxfer/block_mac.hpp"
-#include "pxfer/wire.hpp"
+#include "checksum/block_mac.hpp"
+#include "wire/wire.hpp"
 
 using namespace pxfer;
 using namespace pxfer::wire;

@@ -8,7 +8,7 @@
 #include <span>
 
 #include "pxfer/error.hpp"
-#include "pxfer/wire.hpp"
+#include "wire/wire.hpp"
 
 using namespace pxfer::wire;
 

@@ -9,7 +9,7 @@
 
 #include "pxfer/error.hpp"
 #include "pxfer/log_safe.hpp"
-#include "pxfer/safe_path.hpp"
+#include "common/safe_path.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <string>
 
-#include "pxfer/wire.hpp"
+#include "wire/wire.hpp"
 
 using namespace pxfer::wire;
 

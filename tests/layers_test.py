@@ -7,7 +7,9 @@
 - the I/O layers (src/io, src/net) include nothing from the engine, the server or the client;
 - the engine (src/transfer) includes nothing from the server or the client;
 - the server and the client do not include each other;
-- no file in src/ or include/ is over 500 lines.
+- the public headers (include/pxfer) include no internal header (src/);
+- no file in src/ or include/ is over 500 lines, and no function in src/, include/ or tools/ is
+  over 80 lines (found by a signature line ending in '{' and its matching '}').
 
 Usage: layers_test.py SOURCE_DIR. Prints one line per violation; exit 1 when there is any.
 """
@@ -19,9 +21,9 @@ root = pathlib.Path(sys.argv[1])
 src = root / "src"
 
 # Public headers whose declarations do I/O (sockets, files, processes): the pure layers stay off them.
-IO_HEADERS = {"pxfer/host_settings.hpp", "pxfer/client.hpp", "pxfer/batch.hpp", "pxfer/server.hpp",
-              "pxfer/file_io.hpp", "pxfer/socket_tuning.hpp", "pxfer/metrics_endpoint.hpp",
-              "pxfer/remote_tree.hpp", "pxfer/sweep.hpp"}
+IO_HEADERS = {"net/host_settings.hpp", "pxfer/client.hpp", "pxfer/batch.hpp", "pxfer/server.hpp",
+              "io/file_io.hpp", "pxfer/socket_tuning.hpp", "pxfer/metrics_endpoint.hpp",
+              "client/remote_tree.hpp", "pxfer/sweep.hpp"}
 HIGHER = {
     "core": ("net/", "io/", "transfer/", "server/", "client/"),
     "io": ("transfer/", "server/", "client/"),
@@ -29,6 +31,35 @@ HIGHER = {
     "server": ("client/",),
     "client": ("server/",),
 }
+
+
+SIGNATURE = re.compile(r"\)\s*(const)?\s*(noexcept)?\s*(override)?\s*(->\s*[\w:<>, ]+)?\s*\{\s*$")
+CONTROL = re.compile(r"(if|for|while|switch|catch|else|do)\b")
+
+
+def long_functions(path, limit=80):
+    """(line, length) of each function body over `limit` lines: a line that ends a signature with
+    '{' (not a control statement, a lambda or an initializer) up to the '}' that closes it."""
+    lines = path.read_text(errors="replace").split("\n")
+    found, i = [], 0
+    while i < len(lines):
+        s = lines[i].strip()
+        if SIGNATURE.search(s) and not CONTROL.match(s) and not s.startswith("}") and "=" not in s.split("(")[0] \
+                and not re.match(r".*\[.*\]\s*\(", s):
+            depth, j = 0, i
+            while j < len(lines):
+                t = re.sub(r'"(\\.|[^"\\])*"', '""', lines[j])
+                t = re.sub(r"'(\\.|[^'\\])'", "''", t).split("//")[0]
+                depth += t.count("{") - t.count("}")
+                if depth <= 0 and j > i:
+                    break
+                j += 1
+            if j - i + 1 > limit:
+                found.append((i + 1, j - i + 1))
+                i = j
+        i += 1
+    return found
+
 
 cmake = (src / "CMakeLists.txt").read_text()
 match = re.search(r"add_library\(pxfer_core STATIC(.*?)\)", cmake, re.S)
@@ -83,9 +114,21 @@ for path in sorted(src.rglob("*")):
             if resolved.startswith(higher) and local_dir != higher:
                 problems.append(f"{path.relative_to(root)} ({layer}) includes {name} from a higher layer")
 for path in sorted((root / "include").rglob("*.hpp")):
-    lines = path.read_text(errors="replace").count("\n")
+    text = path.read_text(errors="replace")
+    lines = text.count("\n")
+    # The public headers are what a program using the library needs: they stand on their own and
+    # never reach into src/ (internals live beside their sources).
+    for quote, name in include.findall(text):
+        if quote == '"' and not name.startswith("pxfer/"):
+            problems.append(f"{path.relative_to(root)}: a public header includes the internal {name}")
     if lines > 500:
         problems.append(f"{path.relative_to(root)}: {lines} lines (over 500): split it by responsibility")
+
+for folder in ("src", "include", "tools"):
+    for path in sorted((root / folder).rglob("*")):
+        if path.suffix in (".cpp", ".hpp"):
+            for line, length in long_functions(path):
+                problems.append(f"{path.relative_to(root)}:{line}: a function of {length} lines (over 80): split it")
 
 if not core:
     problems.append("src/CMakeLists.txt: no pxfer_core source list found")

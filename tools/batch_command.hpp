@@ -9,9 +9,9 @@
 #include <string>
 
 #include "pxfer/batch.hpp"
+#include "pxfer/batch_printer.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/json_printer.hpp"
-#include "pxfer/progress_bar.hpp"
 #include "pxfer/report_recorder.hpp"
 #include "pxfer/units.hpp"
 
@@ -129,80 +129,6 @@ inline BatchPlan plan_batch(const BatchArgs& a, bool is_put, const std::string& 
   return is_put ? plan_recursive_put(source, *url) : plan_recursive_get(*url, dest, client.connect_timeout);
 }
 
-// Text: a line per file as it finishes, the --auto decisions, then the aggregate report. On a
-// terminal a bar (files done/total, bytes, rate, time left) stays under the lines, redrawn in place.
-class TextBatchListener final : public BatchListener {
- public:
-  explicit TextBatchListener(bool quiet, bool bar = false, unsigned width = 80, std::uint64_t total_bytes = 0)
-      : quiet_(quiet), bar_(bar && !quiet), width_(width) {
-    state_.total = total_bytes;
-  }
-  void on_file(const FileOutcome& outcome, std::size_t finished, std::size_t total) override {
-    const std::string line = format_outcome(outcome) + " [" + std::to_string(finished) + "/" + std::to_string(total) + "]";
-    clear_bar();
-    if (outcome.status == FileStatus::failed) std::fprintf(stderr, "pxfer: %s\n", line.c_str());
-    else if (!quiet_) std::fprintf(stdout, "%s\n", line.c_str());
-    std::fflush(stdout);
-    state_.files_done = finished;
-    state_.files_total = total;
-    redraw();
-  }
-  void on_decision(const AutoDecision& d) override {
-    if (quiet_) return;
-    clear_bar();
-    std::fprintf(stdout, "%s\n", format_decision(d).c_str());
-    redraw();
-  }
-  void on_interval(const BatchInterval& i) override {
-    if (!bar_) return;
-    state_.bytes = i.total.bytes;
-    state_.rate_Bps = i.total.avg_bytes_per_s;
-    state_.files_done = i.finished;
-    state_.files_total = i.planned;
-    redraw();
-  }
-  // Wipes the bar (before the final report or an error).
-  void clear_bar() {
-    if (!drawn_) return;
-    std::fprintf(stdout, "\r%s\r", std::string(drawn_, ' ').c_str());
-    std::fflush(stdout);
-    drawn_ = 0;
-  }
-
- private:
-  void redraw() {
-    if (!bar_ || state_.files_total == 0) return;
-    const std::string line = format_progress_bar(state_, width_);
-    std::fprintf(stdout, "\r%s%s", line.c_str(), std::string(drawn_ > line.size() ? drawn_ - line.size() : 0, ' ').c_str());
-    drawn_ = std::max(drawn_, line.size());
-    std::fflush(stdout);
-  }
-  bool quiet_;
-  bool bar_;
-  unsigned width_;
-  BarState state_;
-  std::size_t drawn_ = 0;
-};
-
-// --json: NDJSON events on stdout (docs/json.md); a failed file is also one line on stderr.
-class JsonBatchListener final : public BatchListener {
- public:
-  void on_file_start(const BatchFile& file, std::size_t number, std::size_t planned, std::uint16_t streams,
-                     double started_s) override {
-    emit(json_batch_file_start(file, number, planned, streams, started_s));
-  }
-  void on_file(const FileOutcome& outcome, std::size_t finished, std::size_t planned) override {
-    emit(json_batch_file(outcome, finished, planned));
-    if (outcome.status == FileStatus::failed) std::fprintf(stderr, "pxfer: %s\n", format_outcome(outcome).c_str());
-  }
-  void on_interval(const BatchInterval& interval) override { emit(json_batch_interval(interval)); }
-  void on_decision(const AutoDecision& decision) override { emit(json_auto_decision(decision)); }
-  static void emit(const std::string& line) {
-    std::fprintf(stdout, "%s\n", line.c_str());
-    std::fflush(stdout);
-  }
-};
-
 // How a batch shows itself: a bar on a terminal, a recorder for --report.
 struct BatchDisplay {
   bool bar = false;
@@ -226,18 +152,18 @@ inline std::uint64_t planned_bytes(const BatchPlan& plan) {
 // be made are named once, in the final report.
 inline int run_batch_command(const BatchPlan& plan, BatchOptions options, bool quiet, bool json, BatchDisplay display = {}) {
   if (json || display.bar || display.recorder) options.interval = options.client.perf_interval;  // aggregate progress
-  JsonBatchListener json_listener;
-  TextBatchListener text_listener(quiet, display.bar, display.width, display.bar ? planned_bytes(plan) : 0);
-  BatchListener* shown = json ? static_cast<BatchListener*>(&json_listener) : &text_listener;
-  BatchTee tee(shown, display.recorder);
-  auto report = run_batch(plan, options, display.recorder ? static_cast<BatchListener&>(tee) : *shown);
+  JsonPrinter json_printer(stdout);
+  BatchPrinter text_printer(stdout, stderr, quiet, display.bar, display.width, display.bar ? planned_bytes(plan) : 0);
+  ProgressListener* shown = json ? static_cast<ProgressListener*>(&json_printer) : &text_printer;
+  ListenerTee tee(shown, display.recorder);
+  auto report = run_batch(plan, options, display.recorder ? static_cast<ProgressListener&>(tee) : *shown);
   if (display.recorder) display.recorder->add(json_batch_summary(report));
   if (json) {
-    JsonBatchListener::emit(json_batch_summary(report));
+    json_printer.emit(json_batch_summary(report));
     for (const auto& e : report.setup_errors) std::fprintf(stderr, "pxfer: failed: %s\n", e.what());
     return report.first_failure ? exit_code(*report.first_failure) : 0;
   }
-  text_listener.clear_bar();
+  text_printer.clear_bar();
   if (!quiet || report.first_failure) std::fputs(format_batch_report(report).c_str(), report.first_failure ? stderr : stdout);
   return report.first_failure ? exit_code(*report.first_failure) : 0;
 }

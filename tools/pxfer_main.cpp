@@ -353,7 +353,7 @@ int run_transfer_command(bool is_put, const CommonArgs& args, const cli::BatchAr
     if (!url) throw Error(Errc::usage, url_text + ": " + why);
     ProgressListener* shown = args.json ? static_cast<ProgressListener*>(&json) : &text;
     // The report charts every stream; the screen shows them only with --stream-stats.
-    ProgressTee tee(shown, recorder ? &*recorder : nullptr, !args.stream_stats);
+    ListenerTee tee(shown, recorder ? &*recorder : nullptr, !args.stream_stats);
     if (recorder) options.stream_stats = true;
     ProgressListener* listener = recorder ? static_cast<ProgressListener*>(&tee) : shown;
     if (is_put) put_file(source, *url, options, listener);

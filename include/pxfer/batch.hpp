@@ -12,6 +12,7 @@
 
 #include "pxfer/auto_controller.hpp"
 #include "pxfer/batch_events.hpp"
+#include "pxfer/progress_listener.hpp"
 #include "pxfer/client.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/rate_meter.hpp"
@@ -59,7 +60,7 @@ struct BatchOptions {
   double auto_tolerance = 0.05;
   // Limits of the server for --auto; when unset, run_batch asks the first file's server (INFO).
   ServerLimits server_limits;
-  // Aggregate progress every this long (BatchListener::on_interval); 0 = none.
+  // Aggregate progress every this long (ProgressListener::on_batch_interval); 0 = none.
   std::chrono::milliseconds interval{0};
 };
 
@@ -81,13 +82,7 @@ BatchShape fit_streams(unsigned concurrency, std::uint16_t streams, unsigned max
 
 
 // Creates the plan's directories, then moves its files. Never throws for one file's failure.
-BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, BatchListener& listener);
+BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, ProgressListener& listener);
 
-// "done PATH BYTES bytes SECONDS s RATE MB/s adler32: X", "skipped PATH (exists, same size and checksum)",
-// "FAILED PATH: reason".
-std::string format_outcome(const FileOutcome& outcome);
-// The gridftp-style rate line over the whole run, then "N files: A done, S skipped, F failed"
-// and one line per failed file.
-std::string format_batch_report(const BatchReport& report);
 
 }  // namespace pxfer

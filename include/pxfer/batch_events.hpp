@@ -1,7 +1,7 @@
 #pragma once
-// What a many-file run reports: each file's outcome, the aggregate progress, and the listener
-// interface the printers (report/) implement. Below the batch scheduler: printers include this,
-// never batch.hpp.
+// What a many-file run reports: each file's outcome and the aggregate progress (the listener the
+// printers implement is pxfer/progress_listener.hpp, the same as for one transfer). Below the
+// batch scheduler: printers include this, never batch.hpp.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -24,6 +24,15 @@ struct BatchFile {
   std::optional<std::uint32_t> mode;    // a get's source mode and mtime, for --preserve
   std::optional<std::int64_t> mtime_ns;
 };
+
+// The file as the user named its source: a put's local path, a get's URL.
+inline std::string source_name(const BatchFile& f) {
+  return f.direction == Direction::put ? f.local : f.remote.to_string();
+}
+// And its destination: a put's URL, a get's local path.
+inline std::string destination_name(const BatchFile& f) {
+  return f.direction == Direction::put ? f.remote.to_string() : f.local;
+}
 
 enum class FileStatus { done, skipped, failed };
 
@@ -57,18 +66,6 @@ struct BatchInterval {
   unsigned target = 0;        // files in flight the scheduler aims for (--auto changes it)
   std::size_t finished = 0;   // files done, skipped or failed
   std::size_t planned = 0;
-};
-
-// What a run reports while it goes; every call is made under one lock, one at a time.
-class BatchListener {
- public:
-  virtual ~BatchListener() = default;
-  // A file's first attempt begins: `number` counts starts from 1.
-  virtual void on_file_start(const BatchFile& /*file*/, std::size_t /*number*/, std::size_t /*planned*/,
-                             std::uint16_t /*streams*/, double /*started_s*/) {}
-  virtual void on_file(const FileOutcome& /*outcome*/, std::size_t /*finished*/, std::size_t /*planned*/) {}
-  virtual void on_interval(const BatchInterval& /*interval*/) {}
-  virtual void on_decision(const AutoDecision& /*decision*/) {}
 };
 
 }  // namespace pxfer

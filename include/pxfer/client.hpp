@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "pxfer/checksum.hpp"
-#include "pxfer/transfer_events.hpp"
+#include "pxfer/progress_listener.hpp"
 #include "pxfer/compression.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/limits.hpp"

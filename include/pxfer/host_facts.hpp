@@ -1,7 +1,7 @@
 #pragma once
 // The TCP settings of a host that bound a transfer's speed: socket buffer limits, congestion
 // control, MTU, as data (pure): the doctor reasons on them, the INFO frame carries them as
-// entries. Reading them from /proc/sys is pxfer/host_settings.hpp's job.
+// entries. Reading them from /proc/sys is net/host_settings.hpp's job.
 #include <cstdint>
 #include <string>
 #include <utility>

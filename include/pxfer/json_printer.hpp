@@ -5,8 +5,7 @@
 #include <string>
 
 #include "pxfer/auto_controller.hpp"
-#include "pxfer/batch_events.hpp"
-#include "pxfer/transfer_events.hpp"
+#include "pxfer/progress_listener.hpp"
 #include "pxfer/error.hpp"
 
 namespace pxfer {
@@ -22,9 +21,16 @@ class JsonPrinter final : public ProgressListener {
   void on_retry(unsigned next, unsigned total, double delay_seconds, const std::string& reason) override;
   void on_queued(unsigned position, unsigned active, unsigned queued) override;
   void on_error(const Error& error);
+  // A many-file run; a failed file is also one line on stderr.
+  void on_file_start(const BatchFile& file, std::size_t number, std::size_t planned, std::uint16_t streams,
+                     double started_s) override;
+  void on_file(const FileOutcome& outcome, std::size_t finished, std::size_t planned) override;
+  void on_batch_interval(const BatchInterval& interval) override;
+  void on_decision(const AutoDecision& decision) override;
+  // One line of NDJSON (the batch summary, a sweep cell).
+  void emit(const std::string& line);
 
  private:
-  void emit(const std::string& line);
   std::FILE* out_;
   Clock::time_point start_ = Clock::now();
 };

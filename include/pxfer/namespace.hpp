@@ -11,17 +11,17 @@
 #include "pxfer/checksum.hpp"
 #include "pxfer/client.hpp"
 #include "pxfer/url.hpp"
-#include "pxfer/wire.hpp"
+#include "pxfer/wire_types.hpp"
 
 namespace pxfer {
 
 struct RemoteEntry {
   std::string name;  // relative to the directory listed ("" for stat)
-  wire::EntryKind kind = wire::EntryKind::file;
+  EntryKind kind = EntryKind::file;
   std::uint64_t size = 0;
   std::uint32_t mode = 0;  // permission bits
   std::int64_t mtime_ns = 0;
-  bool is_directory() const { return kind == wire::EntryKind::directory; }
+  bool is_directory() const { return kind == EntryKind::directory; }
 };
 
 // One control connection to one server, opened on first use and kept for the requests that

@@ -5,7 +5,7 @@
 // stream each interval and a per-stream summary.
 #include <cstdio>
 
-#include "pxfer/transfer_events.hpp"
+#include "pxfer/progress_listener.hpp"
 
 namespace pxfer {
 

@@ -5,8 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "pxfer/batch_events.hpp"
-#include "pxfer/transfer_events.hpp"
+#include "pxfer/progress_listener.hpp"
 #include "pxfer/error.hpp"
 
 namespace pxfer {
@@ -16,7 +15,7 @@ std::string utc_now_iso8601();
 // The first event of a recorded run: {"event":"run","version":...,"date":...,"command":...}.
 std::string json_run(const std::string& command);
 
-class ReportRecorder final : public ProgressListener, public BatchListener {
+class ReportRecorder final : public ProgressListener {
  public:
   explicit ReportRecorder(const std::string& command) { lines_.push_back(json_run(command)); }
   // One transfer.
@@ -29,7 +28,7 @@ class ReportRecorder final : public ProgressListener, public BatchListener {
   void on_file_start(const BatchFile& file, std::size_t number, std::size_t planned, std::uint16_t streams,
                      double started_s) override;
   void on_file(const FileOutcome& outcome, std::size_t finished, std::size_t planned) override;
-  void on_interval(const BatchInterval& interval) override;
+  void on_batch_interval(const BatchInterval& interval) override;
   void on_decision(const AutoDecision& decision) override;
   // Anything else: the batch summary, an error, sweep cells (one or more lines).
   void add(const std::string& ndjson);
@@ -41,11 +40,12 @@ class ReportRecorder final : public ProgressListener, public BatchListener {
   std::vector<std::string> lines_;
 };
 
-// Passes every call to both; `display` sees no per-stream figures when `hide_streams` (the
-// recorder asked for them, the user did not).
-class ProgressTee final : public ProgressListener {
+// Passes every call to both, the display and the recorder (--report): one tee for single and
+// many-file runs. `display` sees no per-stream figures when `hide_streams` (the recorder asked
+// for them, the user did not).
+class ListenerTee final : public ProgressListener {
  public:
-  ProgressTee(ProgressListener* display, ProgressListener* recorder, bool hide_streams)
+  ListenerTee(ProgressListener* display, ProgressListener* recorder, bool hide_streams = false)
       : display_(display), recorder_(recorder), hide_streams_(hide_streams) {}
   void on_start(const TransferSummary& s) override;
   void on_interval(const IntervalReport& r) override;
@@ -54,25 +54,16 @@ class ProgressTee final : public ProgressListener {
   void on_queued(unsigned position, unsigned active, unsigned queued) override;
   void on_stream_event(const std::string& text) override;
   void on_retry(unsigned next, unsigned total, double delay_seconds, const std::string& reason) override;
+  void on_file_start(const BatchFile& file, std::size_t number, std::size_t planned, std::uint16_t streams,
+                     double started_s) override;
+  void on_file(const FileOutcome& outcome, std::size_t finished, std::size_t planned) override;
+  void on_batch_interval(const BatchInterval& interval) override;
+  void on_decision(const AutoDecision& decision) override;
 
  private:
   ProgressListener* display_;
   ProgressListener* recorder_;
   bool hide_streams_;
-};
-
-class BatchTee final : public BatchListener {
- public:
-  BatchTee(BatchListener* a, BatchListener* b) : a_(a), b_(b) {}
-  void on_file_start(const BatchFile& file, std::size_t number, std::size_t planned, std::uint16_t streams,
-                     double started_s) override;
-  void on_file(const FileOutcome& outcome, std::size_t finished, std::size_t planned) override;
-  void on_interval(const BatchInterval& interval) override;
-  void on_decision(const AutoDecision& decision) override;
-
- private:
-  BatchListener* a_;
-  BatchListener* b_;
 };
 
 }  // namespace pxfer

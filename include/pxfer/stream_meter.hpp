@@ -6,12 +6,12 @@
 #include <vector>
 
 #include "pxfer/rate_meter.hpp"
-#include "pxfer/wire.hpp"
+#include "pxfer/wire_types.hpp"
 
 namespace pxfer {
 
 struct StreamSample {
-  wire::StreamFigures figures;
+  StreamFigures figures;
   double inst_bytes_per_s = 0;
 };
 
@@ -28,7 +28,7 @@ struct StreamTotals {
 class StreamMeter {
  public:
   explicit StreamMeter(Clock::time_point start) : start_(start), last_(start) {}
-  std::vector<StreamSample> sample(Clock::time_point now, const std::vector<wire::StreamFigures>& figures);
+  std::vector<StreamSample> sample(Clock::time_point now, const std::vector<StreamFigures>& figures);
   std::vector<StreamTotals> totals(Clock::time_point now) const;
   // Streams that had data queued in at least half of the intervals.
   static unsigned busy_streams(const std::vector<StreamTotals>& totals);
@@ -36,7 +36,7 @@ class StreamMeter {
  private:
   Clock::time_point start_;
   Clock::time_point last_;
-  std::vector<wire::StreamFigures> previous_;
+  std::vector<StreamFigures> previous_;
   std::vector<unsigned> intervals_;
   std::vector<unsigned> queued_;
 };

@@ -1,6 +1,7 @@
 #pragma once
-// What a transfer reports while it runs and when it ends: the summary and the listener interface
-// the printers (report/) implement. Below the client: printers include this, never client.hpp.
+// What a transfer reports while it runs and when it ends: the summary the printers show (the
+// listener they implement is pxfer/progress_listener.hpp). Below the client: printers include
+// this, never client.hpp.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -47,22 +48,6 @@ struct TransferSummary {
   std::string protection;
   std::string identity;  // who the server says we are (token name, certificate CN, anonymous)
   ServerLoad server_load;
-};
-
-// Receives progress while a transfer runs (from one thread at a time).
-class ProgressListener {
- public:
-  virtual ~ProgressListener() = default;
-  virtual void on_start(const TransferSummary&) {}
-  virtual void on_interval(const IntervalReport&) {}
-  virtual void on_finish(const IntervalReport&, const TransferSummary&) {}
-  virtual void on_warning(const std::string&) {}
-  // The server holds the transfer in line (pxferd --max-active) before it starts.
-  virtual void on_queued(unsigned /*position*/, unsigned /*active*/, unsigned /*queued*/) {}
-  // A data stream broke or stalled; its blocks went to the other streams and it reconnects.
-  virtual void on_stream_event(const std::string&) {}
-  // The attempt failed with `reason`; attempt `next` of `total` starts in `delay_seconds`.
-  virtual void on_retry(unsigned /*next*/, unsigned /*total*/, double /*delay_seconds*/, const std::string& /*reason*/) {}
 };
 
 }  // namespace pxfer

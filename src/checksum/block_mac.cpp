@@ -1,4 +1,4 @@
-#include "pxfer/block_mac.hpp"
+#include "checksum/block_mac.hpp"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>

@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "pxfer/rate_meter.hpp"
-#include "pxfer/remote_tree.hpp"
+#include "client/remote_tree.hpp"
 #include "local_tree.hpp"
 
 namespace pxfer {
@@ -36,8 +36,6 @@ BatchShape fit_streams(unsigned concurrency, std::uint16_t streams, unsigned max
 namespace {
 
 // Files are named as the user named their source: a local path for a put, a URL for a get.
-std::string source_of(const BatchFile& f) { return f.direction == Direction::put ? f.local : f.remote.to_string(); }
-
 std::optional<std::uint64_t> local_size(const std::string& path) {
   std::error_code ec;
   auto status = fs::status(path, ec);
@@ -147,7 +145,7 @@ FileOutcome move_one(ClientSession& session, const BatchFile& f, const BatchOpti
     } catch (const Error&) {
       throw;
     } catch (const std::exception& e) {
-      throw Error(Errc::internal, source_of(f) + ": " + e.what());
+      throw Error(Errc::internal, source_name(f) + ": " + e.what());
     }
   };
   try {
@@ -196,7 +194,7 @@ namespace {
 // target between decisions (idle workers wait, and start again when it rises).
 class BatchRun {
  public:
-  BatchRun(const BatchPlan& plan, const BatchOptions& options, BatchListener& listener)
+  BatchRun(const BatchPlan& plan, const BatchOptions& options, ProgressListener& listener)
       : plan_(plan), options_(options), listener_(listener), start_(Clock::now()),
         shape_(fit_streams(options.concurrency, options.client.streams, options.max_streams)),
         pacer_(options.connect_rate) {
@@ -333,7 +331,7 @@ class BatchRun {
       const auto now = Clock::now();
       if (now >= next_interval) {
         BatchInterval sample{meter.sample(now, moved_.load()), active_, target_, report_.files.size(), plan_.files.size()};
-        listener_.on_interval(sample);
+        listener_.on_batch_interval(sample);
         while (next_interval <= now) next_interval += options_.interval;
       }
       if (controller_ && now >= next_decision) {
@@ -350,7 +348,7 @@ class BatchRun {
 
   const BatchPlan& plan_;
   const BatchOptions& options_;
-  BatchListener& listener_;
+  ProgressListener& listener_;
   const Clock::time_point start_;
   const BatchShape shape_;
   std::optional<AutoController> controller_;
@@ -370,45 +368,8 @@ class BatchRun {
 
 }  // namespace
 
-BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, BatchListener& listener) {
+BatchReport run_batch(const BatchPlan& plan, const BatchOptions& options, ProgressListener& listener) {
   return BatchRun(plan, options, listener).run();
-}
-
-std::string format_outcome(const FileOutcome& outcome) {
-  const std::string path = source_of(outcome.file);
-  if (outcome.status == FileStatus::skipped) return "skipped " + path + " (exists, same size and checksum)";
-  if (outcome.status == FileStatus::failed) {
-    std::string line = "FAILED " + path + ": " + (outcome.error ? outcome.error->what() : "?");
-    if (outcome.attempts > 1) line += " (after " + std::to_string(outcome.attempts) + " attempts)";
-    return line;
-  }
-  const auto& s = outcome.summary;
-  const double rate = s.seconds > 0 ? to_megabytes_per_s(static_cast<double>(s.bytes) / s.seconds) : 0;
-  char numbers[128];
-  std::snprintf(numbers, sizeof numbers, " %llu bytes %.3f s %.1f MB/s ", static_cast<unsigned long long>(s.bytes),
-                s.seconds, rate);
-  char started[48];
-  std::snprintf(started, sizeof started, " (started +%.2f s)", outcome.started_s);
-  return "done " + path + numbers + format_checksum(s.checksum, s.checksum_value) + started;
-}
-
-std::string format_batch_report(const BatchReport& report) {
-  std::size_t done = 0, skipped = 0;
-  for (const auto& f : report.files) {
-    done += f.status == FileStatus::done;
-    skipped += f.status == FileStatus::skipped;
-  }
-  const double avg = report.seconds > 0 ? static_cast<double>(report.bytes) / report.seconds : 0;
-  std::string text = format_rate_line(RateSample{report.bytes, report.seconds, avg, avg}) + "\n";
-  char line[160];
-  std::snprintf(line, sizeof line, "%zu files: %zu done, %zu skipped, %zu failed; %llu bytes in %.2f s, %.1f MB/s\n",
-                report.files.size(), done, skipped, report.failed, static_cast<unsigned long long>(report.bytes),
-                report.seconds, to_megabytes_per_s(avg));
-  text += line;
-  for (const auto& e : report.setup_errors) text += std::string("failed: ") + e.what() + "\n";
-  for (const auto& f : report.files)
-    if (f.status == FileStatus::failed) text += "failed: " + source_of(f.file) + ": " + f.error->what() + "\n";
-  return text;
 }
 
 }  // namespace pxfer

@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "pxfer/batch.hpp"
-#include "pxfer/remote_tree.hpp"
-#include "pxfer/safe_path.hpp"
+#include "client/remote_tree.hpp"
+#include "common/safe_path.hpp"
 
 namespace pxfer {
 namespace fs = std::filesystem;

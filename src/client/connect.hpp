@@ -16,7 +16,7 @@
 #include "pxfer/client.hpp"
 #include "pxfer/socket_tuning.hpp"
 #include "pxfer/url.hpp"
-#include "pxfer/wire.hpp"
+#include "wire/wire.hpp"
 
 namespace pxfer {
 

@@ -4,7 +4,7 @@
 #include "connect.hpp"
 #include "net/frame_io.hpp"
 #include "pxfer/doctor.hpp"
-#include "pxfer/host_settings.hpp"
+#include "net/host_settings.hpp"
 #include "pxfer/rate_meter.hpp"
 
 namespace pxfer {

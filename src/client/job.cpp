@@ -22,7 +22,7 @@
 #include "net/tls.hpp"
 #include "net/race.hpp"
 #include "pxfer/error.hpp"
-#include "pxfer/file_io.hpp"
+#include "io/file_io.hpp"
 #include "transfer/negotiate.hpp"
 #include "transfer/transfer.hpp"
 

@@ -7,7 +7,7 @@
 
 #include "pxfer/batch.hpp"
 #include "pxfer/error.hpp"
-#include "pxfer/file_io.hpp"
+#include "io/file_io.hpp"
 
 namespace pxfer {
 

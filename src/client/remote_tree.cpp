@@ -1,4 +1,4 @@
-#include "pxfer/remote_tree.hpp"
+#include "client/remote_tree.hpp"
 
 #include <charconv>
 

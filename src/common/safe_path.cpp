@@ -1,4 +1,4 @@
-#include "pxfer/safe_path.hpp"
+#include "common/safe_path.hpp"
 
 #include "pxfer/error.hpp"
 #include "pxfer/log_safe.hpp"

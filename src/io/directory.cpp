@@ -7,7 +7,7 @@
 #include <cerrno>
 
 #include "pxfer/error.hpp"
-#include "pxfer/file_io.hpp"
+#include "io/file_io.hpp"
 #include "io/tree.hpp"
 
 namespace pxfer {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "pxfer/error.hpp"
-#include "pxfer/file_io.hpp"
+#include "io/file_io.hpp"
 
 namespace pxfer {
 namespace {

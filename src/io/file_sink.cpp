@@ -14,7 +14,7 @@
 
 #include "pxfer/clock.hpp"
 #include "pxfer/error.hpp"
-#include "pxfer/file_io.hpp"
+#include "io/file_io.hpp"
 
 namespace pxfer {
 namespace {

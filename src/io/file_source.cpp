@@ -5,7 +5,7 @@
 #include <cerrno>
 
 #include "pxfer/error.hpp"
-#include "pxfer/file_io.hpp"
+#include "io/file_io.hpp"
 
 namespace pxfer {
 namespace {

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "pxfer/file_io.hpp"
-#include "pxfer/wire.hpp"
+#include "io/file_io.hpp"
+#include "wire/wire.hpp"
 
 namespace pxfer {
 

@@ -1,4 +1,4 @@
-#include "pxfer/resume_journal.hpp"
+#include "io/resume_journal.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "pxfer/resume_journal.hpp"
+#include "io/resume_journal.hpp"
 
 namespace pxfer {
 namespace {

@@ -2,7 +2,7 @@
 
 namespace pxfer {
 
-std::vector<StreamSample> StreamMeter::sample(Clock::time_point now, const std::vector<wire::StreamFigures>& figures) {
+std::vector<StreamSample> StreamMeter::sample(Clock::time_point now, const std::vector<StreamFigures>& figures) {
   double interval = std::chrono::duration<double>(now - last_).count();
   last_ = now;
   if (intervals_.size() < figures.size()) {

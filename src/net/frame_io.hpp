@@ -7,7 +7,7 @@
 #include "connection.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/log_safe.hpp"
-#include "pxfer/wire.hpp"
+#include "wire/wire.hpp"
 
 namespace pxfer::net {
 

@@ -1,4 +1,4 @@
-#include "pxfer/host_settings.hpp"
+#include "net/host_settings.hpp"
 
 #include <netinet/in.h>
 #include <sys/socket.h>

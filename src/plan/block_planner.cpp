@@ -1,4 +1,4 @@
-#include "pxfer/block_planner.hpp"
+#include "plan/block_planner.hpp"
 
 #include <stdexcept>
 

@@ -1,6 +1,6 @@
 // Nice ticks after Heckbert ("Nice numbers for graph labels", Graphics Gems, 1990): round the
 // raw step to 1, 2 or 5 x 10^n and widen the range to whole steps.
-#include "pxfer/chart_scale.hpp"
+#include "report/chart_scale.hpp"
 
 #include <cmath>
 #include <cstdio>

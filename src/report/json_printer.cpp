@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pxfer/batch_printer.hpp"
 #include "pxfer/version.hpp"
 
 namespace pxfer {
@@ -31,8 +32,6 @@ json buffers_json(const BufferGrant& g) { return {{"requested", g.requested}, {"
 const char* direction_name(Direction d) { return d == Direction::put ? "put" : "get"; }
 
 // Files are named as the text lines name them: the local path of a put, the URL of a get.
-std::string source_name(const BatchFile& f) { return f.direction == Direction::put ? f.local : f.remote.to_string(); }
-std::string dest_name(const BatchFile& f) { return f.direction == Direction::put ? f.remote.to_string() : f.local; }
 
 json error_json(const Error& e) {
   return {{"code", exit_code(e.code())}, {"class", errc_name(e.code())}, {"message", e.what()}};
@@ -42,7 +41,7 @@ json error_json(const Error& e) {
 
 std::string json_batch_file_start(const BatchFile& f, std::size_t number, std::size_t planned, std::uint16_t streams,
                                   double started_s) {
-  json j = {{"event", "file_start"}, {"path", source_name(f)}, {"dest", dest_name(f)},
+  json j = {{"event", "file_start"}, {"path", source_name(f)}, {"dest", destination_name(f)},
             {"direction", direction_name(f.direction)}, {"number", number}, {"planned", planned},
             {"streams", streams}, {"started_s", started_s}};
   if (f.direction == Direction::get && f.source_size) j["bytes"] = *f.source_size;
@@ -50,7 +49,7 @@ std::string json_batch_file_start(const BatchFile& f, std::size_t number, std::s
 }
 
 std::string json_batch_file(const FileOutcome& o, std::size_t finished, std::size_t planned) {
-  json j = {{"path", source_name(o.file)}, {"dest", dest_name(o.file)}, {"direction", direction_name(o.file.direction)},
+  json j = {{"path", source_name(o.file)}, {"dest", destination_name(o.file)}, {"direction", direction_name(o.file.direction)},
             {"finished", finished}, {"planned", planned}, {"attempts", o.attempts}, {"started_s", o.started_s},
             {"finished_s", o.finished_s}};
   if (o.status == FileStatus::done) {
@@ -216,6 +215,17 @@ void JsonPrinter::emit(const std::string& line) {
   std::fprintf(out_, "%s\n", line.c_str());
   std::fflush(out_);
 }
+
+void JsonPrinter::on_file_start(const BatchFile& file, std::size_t number, std::size_t planned, std::uint16_t streams,
+                                double started_s) {
+  emit(json_batch_file_start(file, number, planned, streams, started_s));
+}
+void JsonPrinter::on_file(const FileOutcome& outcome, std::size_t finished, std::size_t planned) {
+  emit(json_batch_file(outcome, finished, planned));
+  if (outcome.status == FileStatus::failed) std::fprintf(stderr, "pxfer: %s\n", format_outcome(outcome).c_str());
+}
+void JsonPrinter::on_batch_interval(const BatchInterval& interval) { emit(json_batch_interval(interval)); }
+void JsonPrinter::on_decision(const AutoDecision& decision) { emit(json_auto_decision(decision)); }
 
 void JsonPrinter::on_start(const TransferSummary& s) { emit(json_start(s)); }
 

@@ -4,7 +4,7 @@
 #include <set>
 
 #include "pxfer/report_html.hpp"
-#include "pxfer/svg_chart.hpp"
+#include "report/svg_chart.hpp"
 
 namespace pxfer::report {
 namespace {

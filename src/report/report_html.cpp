@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-#include "pxfer/svg_chart.hpp"
+#include "report/svg_chart.hpp"
 #include "pxfer/units.hpp"
 
 namespace pxfer::report {

@@ -38,7 +38,7 @@ void ReportRecorder::on_file_start(const BatchFile& f, std::size_t number, std::
 void ReportRecorder::on_file(const FileOutcome& o, std::size_t finished, std::size_t planned) {
   lines_.push_back(json_batch_file(o, finished, planned));
 }
-void ReportRecorder::on_interval(const BatchInterval& i) { lines_.push_back(json_batch_interval(i)); }
+void ReportRecorder::on_batch_interval(const BatchInterval& i) { lines_.push_back(json_batch_interval(i)); }
 void ReportRecorder::on_decision(const AutoDecision& d) { lines_.push_back(json_auto_decision(d)); }
 void ReportRecorder::add(const std::string& ndjson) { lines_.push_back(ndjson); }
 void ReportRecorder::on_error(const Error& error) { lines_.push_back(json_error(error)); }
@@ -52,18 +52,18 @@ std::string ReportRecorder::ndjson() const {
   return out;
 }
 
-void ProgressTee::on_start(const TransferSummary& s) {
+void ListenerTee::on_start(const TransferSummary& s) {
   display_->on_start(s);
   recorder_->on_start(s);
 }
 
-void ProgressTee::on_interval(const IntervalReport& r) {
+void ListenerTee::on_interval(const IntervalReport& r) {
   recorder_->on_interval(r);
   if (!hide_streams_) return display_->on_interval(r);
   display_->on_interval(IntervalReport{r.total, {}});
 }
 
-void ProgressTee::on_finish(const IntervalReport& r, const TransferSummary& s) {
+void ListenerTee::on_finish(const IntervalReport& r, const TransferSummary& s) {
   recorder_->on_finish(r, s);
   if (!hide_streams_) return display_->on_finish(r, s);
   TransferSummary plain = s;
@@ -71,39 +71,39 @@ void ProgressTee::on_finish(const IntervalReport& r, const TransferSummary& s) {
   display_->on_finish(IntervalReport{r.total, {}}, plain);
 }
 
-void ProgressTee::on_warning(const std::string& text) {
+void ListenerTee::on_warning(const std::string& text) {
   display_->on_warning(text);
   recorder_->on_warning(text);
 }
-void ProgressTee::on_queued(unsigned position, unsigned active, unsigned queued) {
+void ListenerTee::on_queued(unsigned position, unsigned active, unsigned queued) {
   display_->on_queued(position, active, queued);
   recorder_->on_queued(position, active, queued);
 }
-void ProgressTee::on_stream_event(const std::string& text) {
+void ListenerTee::on_stream_event(const std::string& text) {
   display_->on_stream_event(text);
   recorder_->on_stream_event(text);
 }
-void ProgressTee::on_retry(unsigned next, unsigned total, double delay_seconds, const std::string& reason) {
+void ListenerTee::on_retry(unsigned next, unsigned total, double delay_seconds, const std::string& reason) {
   display_->on_retry(next, total, delay_seconds, reason);
   recorder_->on_retry(next, total, delay_seconds, reason);
 }
 
-void BatchTee::on_file_start(const BatchFile& f, std::size_t number, std::size_t planned, std::uint16_t streams,
+void ListenerTee::on_file_start(const BatchFile& f, std::size_t number, std::size_t planned, std::uint16_t streams,
                              double started_s) {
-  a_->on_file_start(f, number, planned, streams, started_s);
-  b_->on_file_start(f, number, planned, streams, started_s);
+  display_->on_file_start(f, number, planned, streams, started_s);
+  recorder_->on_file_start(f, number, planned, streams, started_s);
 }
-void BatchTee::on_file(const FileOutcome& o, std::size_t finished, std::size_t planned) {
-  a_->on_file(o, finished, planned);
-  b_->on_file(o, finished, planned);
+void ListenerTee::on_file(const FileOutcome& o, std::size_t finished, std::size_t planned) {
+  display_->on_file(o, finished, planned);
+  recorder_->on_file(o, finished, planned);
 }
-void BatchTee::on_interval(const BatchInterval& i) {
-  a_->on_interval(i);
-  b_->on_interval(i);
+void ListenerTee::on_batch_interval(const BatchInterval& i) {
+  display_->on_batch_interval(i);
+  recorder_->on_batch_interval(i);
 }
-void BatchTee::on_decision(const AutoDecision& d) {
-  a_->on_decision(d);
-  b_->on_decision(d);
+void ListenerTee::on_decision(const AutoDecision& d) {
+  display_->on_decision(d);
+  recorder_->on_decision(d);
 }
 
 }  // namespace pxfer

@@ -4,8 +4,8 @@
 #include <utility>
 #include <vector>
 
-#include "pxfer/chart_scale.hpp"
-#include "pxfer/svg_chart.hpp"
+#include "report/chart_scale.hpp"
+#include "report/svg_chart.hpp"
 
 namespace pxfer::report::draw {
 

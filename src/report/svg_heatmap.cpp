@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "pxfer/svg_chart.hpp"
+#include "report/svg_chart.hpp"
 #include "svg_draw.hpp"
 
 namespace pxfer::report {

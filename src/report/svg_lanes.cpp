@@ -2,7 +2,7 @@
 // lanes as do not overlap, so 10,000 small files still fit on one chart.
 #include <algorithm>
 
-#include "pxfer/svg_chart.hpp"
+#include "report/svg_chart.hpp"
 #include "svg_draw.hpp"
 
 namespace pxfer::report {

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <functional>
 
-#include "pxfer/svg_chart.hpp"
+#include "report/svg_chart.hpp"
 #include "svg_draw.hpp"
 
 namespace pxfer::report {

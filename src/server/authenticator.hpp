@@ -14,7 +14,7 @@
 #include "net/connection.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/server.hpp"
-#include "pxfer/wire.hpp"
+#include "wire/wire.hpp"
 
 namespace pxfer::server {
 

@@ -9,7 +9,7 @@
 
 #include "auth_tables.hpp"
 #include "pxfer/error.hpp"
-#include "pxfer/file_io.hpp"
+#include "io/file_io.hpp"
 #include "pxfer/server.hpp"
 #include "pxfer/server_admin.hpp"
 

@@ -8,7 +8,7 @@
 #include "io/namespace_ops.hpp"
 #include "io/tree.hpp"
 #include "net/frame_io.hpp"
-#include "pxfer/host_settings.hpp"
+#include "net/host_settings.hpp"
 #include "pxfer/version.hpp"
 
 namespace pxfer::server {

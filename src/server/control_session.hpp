@@ -11,7 +11,7 @@
 #include "blocking_pool.hpp"
 #include "metrics.hpp"
 #include "net/connection.hpp"
-#include "pxfer/file_io.hpp"
+#include "io/file_io.hpp"
 #include "pxfer/server.hpp"
 #include "transfer_service.hpp"
 

@@ -28,8 +28,8 @@
 #include "net/tls.hpp"
 #include "pxfer/clock.hpp"
 #include "pxfer/error.hpp"
-#include "pxfer/file_io.hpp"
-#include "pxfer/resume_journal.hpp"
+#include "io/file_io.hpp"
+#include "io/resume_journal.hpp"
 #include "transfer_service.hpp"
 
 namespace pxfer {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "pxfer/wire.hpp"
+#include "wire/wire.hpp"
 #include "transfer/transfer.hpp"
 
 namespace pxfer::server {

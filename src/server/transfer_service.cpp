@@ -15,7 +15,7 @@
 
 #include "net/frame_io.hpp"
 #include "net/tls.hpp"
-#include "pxfer/host_settings.hpp"
+#include "net/host_settings.hpp"
 #include "pxfer/rate_meter.hpp"
 #include "pxfer/socket_tuning.hpp"
 #include "transfer/negotiate.hpp"

@@ -9,10 +9,10 @@
 #include "blocking_pool.hpp"
 #include "metrics.hpp"
 #include "net/connection.hpp"
-#include "pxfer/file_io.hpp"
+#include "io/file_io.hpp"
 #include "pxfer/rate_pacer.hpp"
 #include "pxfer/server.hpp"
-#include "pxfer/wire.hpp"
+#include "wire/wire.hpp"
 #include "transfer_registry.hpp"
 
 namespace pxfer::server {

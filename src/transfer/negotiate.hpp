@@ -8,7 +8,7 @@
 #include <string>
 
 #include "pxfer/client.hpp"
-#include "pxfer/wire.hpp"
+#include "wire/wire.hpp"
 #include "transfer/settings.hpp"
 
 namespace pxfer::transfer {

@@ -14,16 +14,16 @@
 #include <vector>
 
 #include "net/connection.hpp"
-#include "pxfer/block_ledger.hpp"
-#include "pxfer/block_mac.hpp"
-#include "pxfer/block_planner.hpp"
+#include "transfer/block_ledger.hpp"
+#include "checksum/block_mac.hpp"
+#include "plan/block_planner.hpp"
 #include "pxfer/checksum.hpp"
 #include "pxfer/compression.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/retry.hpp"
-#include "pxfer/file_io.hpp"
+#include "io/file_io.hpp"
 #include "pxfer/socket_tuning.hpp"
-#include "pxfer/wire.hpp"
+#include "wire/wire.hpp"
 #include "transfer/settings.hpp"
 
 namespace pxfer::transfer {
@@ -79,7 +79,7 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   // the peer tries again once the old connection ended. `why` (if given) gets the reason.
   bool claim_stream(std::uint16_t index, std::shared_ptr<Connection> conn, std::string* why = nullptr);
   // Moves blocks over one data connection until this side has nothing more to do on it. Every
-  // block carries a Poly1305 tag under `block_key` (pxfer/block_mac.hpp); a block that fails it closes the
+  // block carries a Poly1305 tag under `block_key` (checksum/block_mac.hpp); a block that fails it closes the
   // connection. When the connection fails, its unacknowledged blocks go back to the queue for the
   // other streams; a failure that a new connection cannot cure (pxfer/retry.hpp) also fails the
   // transfer.

@@ -2,7 +2,7 @@
 // decoded and encoded here (moved out of codec.cpp when that passed 500 lines); the data that
 // follows goes straight to the block buffer.
 #include "byte_codec.hpp"
-#include "pxfer/wire.hpp"
+#include "wire/wire.hpp"
 
 namespace pxfer::wire {
 

@@ -1,4 +1,4 @@
-#include "pxfer/wire.hpp"
+#include "wire/wire.hpp"
 
 #include "byte_codec.hpp"
 #include "message_fields.hpp"

@@ -7,7 +7,7 @@
 
 #include "byte_codec.hpp"
 #include "pxfer/error.hpp"
-#include "pxfer/wire.hpp"
+#include "wire/wire.hpp"
 
 namespace pxfer::wire::message_fields {
 

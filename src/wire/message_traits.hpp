@@ -8,7 +8,7 @@
 #include <utility>
 #include <variant>
 
-#include "pxfer/wire.hpp"
+#include "wire/wire.hpp"
 
 namespace pxfer::wire::traits {
 

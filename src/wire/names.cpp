@@ -1,6 +1,6 @@
 // Names of frame types and decode results, for messages and logs.
 #include "message_traits.hpp"
-#include "pxfer/wire.hpp"
+#include "wire/wire.hpp"
 
 namespace pxfer::wire {
 

@@ -1,7 +1,7 @@
 // Lists too long for one control frame (LISTING entries, HAVE bitmaps) cut into frames that fit.
 #include <algorithm>
 
-#include "pxfer/wire.hpp"
+#include "wire/wire.hpp"
 
 namespace pxfer::wire {
 

@@ -20,7 +20,7 @@
 
 #include "pxfer/client.hpp"
 #include "pxfer/error.hpp"
-#include "pxfer/remote_tree.hpp"
+#include "client/remote_tree.hpp"
 #include "pxfer/url.hpp"
 #include "support/e2e.hpp"
 

@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "pxfer/wire.hpp"
+#include "wire/wire.hpp"
 #include "support/e2e.hpp"
 
 namespace pxfer::e2e {

@@ -3,7 +3,7 @@
 
 #include "client/known_hosts.hpp"
 #include "pxfer/error.hpp"
-#include "pxfer/wire.hpp"
+#include "wire/wire.hpp"
 #include "server/auth.hpp"
 
 namespace pxfer {

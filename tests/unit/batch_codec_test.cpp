@@ -12,7 +12,7 @@
 #include "pxfer/batch.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/url.hpp"
-#include "pxfer/wire.hpp"
+#include "wire/wire.hpp"
 #include "wire/byte_codec.hpp"
 #include "test_support.hpp"
 

@@ -1,5 +1,5 @@
-// Issue 11: the keys and MACs that authenticate data streams and blocks (pxfer/block_mac.hpp),
-// and the receiver's exactly-once rule (pxfer/block_ledger.hpp, and the SHA-256 digest when a
+// Issue 11: the keys and MACs that authenticate data streams and blocks (checksum/block_mac.hpp),
+// and the receiver's exactly-once rule (transfer/block_ledger.hpp, and the SHA-256 digest when a
 // block is completed twice).
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "pxfer/block_ledger.hpp"
-#include "pxfer/block_mac.hpp"
+#include "transfer/block_ledger.hpp"
+#include "checksum/block_mac.hpp"
 #include "pxfer/checksum.hpp"
 #include "test_support.hpp"
 

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "pxfer/block_planner.hpp"
+#include "plan/block_planner.hpp"
 
 namespace pxfer {
 namespace {

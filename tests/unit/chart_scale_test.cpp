@@ -1,7 +1,7 @@
 // Axis arithmetic of the report charts: nice ticks, units that keep labels short.
 #include <gtest/gtest.h>
 
-#include "pxfer/chart_scale.hpp"
+#include "report/chart_scale.hpp"
 
 using namespace pxfer::report;
 

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "pxfer/error.hpp"
-#include "pxfer/file_io.hpp"
+#include "io/file_io.hpp"
 #include "test_support.hpp"
 
 namespace pxfer {

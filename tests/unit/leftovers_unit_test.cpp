@@ -14,8 +14,8 @@
 #include <fstream>
 
 #include "pxfer/error.hpp"
-#include "pxfer/file_io.hpp"
-#include "pxfer/resume_journal.hpp"
+#include "io/file_io.hpp"
+#include "io/resume_journal.hpp"
 #include "test_support.hpp"
 
 namespace pxfer {

@@ -9,7 +9,7 @@
 #include "pxfer/doctor.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/report_html.hpp"
-#include "pxfer/svg_chart.hpp"
+#include "report/svg_chart.hpp"
 #include "pxfer/report_model.hpp"
 
 using namespace pxfer;

@@ -1,6 +1,6 @@
 // The resume journal on its own: what survives a reopen, what resets it, its lock, and the
 // removal of abandoned partial files by age.
-#include "pxfer/resume_journal.hpp"
+#include "io/resume_journal.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

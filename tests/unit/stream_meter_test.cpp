@@ -9,8 +9,8 @@ using namespace pxfer;
 using namespace std::chrono_literals;
 
 namespace {
-wire::StreamFigures fig(std::uint16_t stream, std::uint64_t bytes, std::uint32_t unsent) {
-  wire::StreamFigures f;
+StreamFigures fig(std::uint16_t stream, std::uint64_t bytes, std::uint32_t unsent) {
+  StreamFigures f;
   f.stream = stream;
   f.bytes = bytes;
   f.unsent = unsent;

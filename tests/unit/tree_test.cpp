@@ -8,7 +8,7 @@
 
 #include "io/tree.hpp"
 #include "pxfer/error.hpp"
-#include "pxfer/wire.hpp"
+#include "wire/wire.hpp"
 #include "test_support.hpp"
 
 namespace pxfer {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "pxfer/error.hpp"
-#include "pxfer/wire.hpp"
+#include "wire/wire.hpp"
 #include "wire/byte_codec.hpp"
 
 namespace pxfer::wire {

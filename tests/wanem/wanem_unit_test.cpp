@@ -63,15 +63,15 @@ void test_units() {
   CHECK(throws_usage_error([] { parse_loss_percent("101%"); }));
   CHECK(throws_usage_error([] { parse_loss_percent("0.5x"); }));
 
-  CHECK(parse_rate("1gbit") == 1'000'000'000ULL);
-  CHECK(parse_rate("100Mbit") == 100'000'000ULL);
-  CHECK(parse_rate("500kbit") == 500'000ULL);
-  CHECK(parse_rate("1.5gbit") == 1'500'000'000ULL);
-  CHECK(parse_rate("0") == 0);
-  CHECK(parse_rate("unlimited") == 0);
-  CHECK(throws_usage_error([] { parse_rate("100"); }));
-  CHECK(throws_usage_error([] { parse_rate("100mbps"); }));
-  CHECK(throws_usage_error([] { parse_rate("fast"); }));
+  CHECK(parse_link_rate("1gbit") == 1'000'000'000ULL);
+  CHECK(parse_link_rate("100Mbit") == 100'000'000ULL);
+  CHECK(parse_link_rate("500kbit") == 500'000ULL);
+  CHECK(parse_link_rate("1.5gbit") == 1'500'000'000ULL);
+  CHECK(parse_link_rate("0") == 0);
+  CHECK(parse_link_rate("unlimited") == 0);
+  CHECK(throws_usage_error([] { parse_link_rate("100"); }));
+  CHECK(throws_usage_error([] { parse_link_rate("100mbps"); }));
+  CHECK(throws_usage_error([] { parse_link_rate("fast"); }));
 
   CHECK(parse_queue_limit("1000").unit == QueueLimit::Unit::kPackets);
   CHECK(parse_queue_limit("1000p").value == 1000);

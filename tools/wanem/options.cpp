@@ -79,31 +79,59 @@ struct PendingValue {
   std::function<void()> apply;
 };
 
+using Setter = std::function<void(DirectionConfig&, const std::string& option, const std::string& value)>;
+
+// The options that shape one direction of the link; each also exists as NAME-ab and NAME-ba.
+const std::map<std::string, Setter>& direction_setters() {
+  static const std::map<std::string, Setter> options = {
+    {"delay",
+     [](DirectionConfig& d, const std::string& o, const std::string& v) {
+       d.delay = parse_option_value(o, v, parse_delay);
+     }},
+    {"loss",
+     [](DirectionConfig& d, const std::string& o, const std::string& v) {
+       d.loss_fraction = parse_option_value(o, v, parse_loss_percent);
+     }},
+    {"rate",
+     [](DirectionConfig& d, const std::string& o, const std::string& v) {
+       d.rate_bps = parse_option_value(o, v, parse_link_rate);
+     }},
+    {"queue",
+     [](DirectionConfig& d, const std::string& o, const std::string& v) {
+       d.queue = parse_option_value(o, v, parse_queue_limit);
+       d.queue_is_default = false;
+     }},
+  };
+  return options;
+}
+
+// The options that concern the whole link; false when `key` is none of them.
+bool set_link_option(UpConfig& config, const std::string& key, const std::string& value) {
+  if (key == "name") {
+    validate_name(value, "--name");
+    config.name = value;
+  } else if (key == "mtu") {
+    config.mtu = parse_int(value, kMinMtu, kMaxMtu, "--mtu");
+  } else if (key == "subnet") {
+    config.subnet = parse_subnet(value);
+  } else if (key == "seed") {
+    config.seed = parse_seed(value);
+  } else if (key == "ready-file") {
+    config.ready_file = value;
+  } else if (key == "counters-file") {
+    config.counters_file = value;
+  } else if (key == "ring-mb") {
+    config.ring_bytes = static_cast<std::size_t>(parse_int(value, 1, 16384, "--ring-mb")) << 20;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 UpConfig parse_up(const std::vector<std::string>& args) {
   UpConfig config;
   std::vector<PendingValue> pending;
-
-  using Setter = std::function<void(DirectionConfig&, const std::string& option, const std::string& value)>;
-  const std::map<std::string, Setter> direction_options = {
-      {"delay",
-       [](DirectionConfig& d, const std::string& o, const std::string& v) {
-         d.delay = parse_option_value(o, v, parse_delay);
-       }},
-      {"loss",
-       [](DirectionConfig& d, const std::string& o, const std::string& v) {
-         d.loss_fraction = parse_option_value(o, v, parse_loss_percent);
-       }},
-      {"rate",
-       [](DirectionConfig& d, const std::string& o, const std::string& v) {
-         d.rate_bps = parse_option_value(o, v, parse_rate);
-       }},
-      {"queue",
-       [](DirectionConfig& d, const std::string& o, const std::string& v) {
-         d.queue = parse_option_value(o, v, parse_queue_limit);
-         d.queue_is_default = false;
-       }},
-  };
-
+  const auto& direction_options = direction_setters();
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string option = args[i];
     std::string value;
@@ -124,22 +152,8 @@ UpConfig parse_up(const std::vector<std::string>& args) {
     }
     const std::string key = option.substr(2);
 
-    if (key == "name") {
-      validate_name(value, "--name");
-      config.name = value;
-    } else if (key == "mtu") {
-      config.mtu = parse_int(value, kMinMtu, kMaxMtu, "--mtu");
-    } else if (key == "subnet") {
-      config.subnet = parse_subnet(value);
-    } else if (key == "seed") {
-      config.seed = parse_seed(value);
-    } else if (key == "ready-file") {
-      config.ready_file = value;
-    } else if (key == "counters-file") {
-      config.counters_file = value;
-    } else if (key == "ring-mb") {
-      config.ring_bytes = static_cast<std::size_t>(parse_int(value, 1, 16384, "--ring-mb")) << 20;
-    } else if (auto both = direction_options.find(key); both != direction_options.end()) {
+    if (set_link_option(config, key, value)) continue;
+    if (auto both = direction_options.find(key); both != direction_options.end()) {
       Setter set = both->second;
       pending.push_back({0, [&config, set, option, value] {
                            set(config.a_to_b, option, value);

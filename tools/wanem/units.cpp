@@ -78,7 +78,7 @@ double parse_loss_percent(std::string_view text) {
   return number / 100.0;
 }
 
-std::uint64_t parse_rate(std::string_view text) {
+std::uint64_t parse_link_rate(std::string_view text) {
   if (lower(text) == "unlimited") return 0;
   const auto [number, unit] = split_number(text, "100mbit");
   double multiplier = 0;

@@ -26,7 +26,7 @@ double parse_loss_percent(std::string_view text);
 
 // "1gbit", "100mbit", "500kbit", "64000bit" (SI multipliers like tc), "0" or
 // "unlimited" for no limit. Returns bits per second; 0 means unlimited.
-std::uint64_t parse_rate(std::string_view text);
+std::uint64_t parse_link_rate(std::string_view text);
 
 // "1000" or "1000p" (packets), "500kb", "2mb" (SI bytes), "512kib", "4mib", "65536b".
 QueueLimit parse_queue_limit(std::string_view text);

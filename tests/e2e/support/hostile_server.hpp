@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "pxfer/wire.hpp"
+#include "wire/wire.hpp"
 
 namespace pxfer::e2e {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "pxfer/wire.hpp"
+#include "wire/wire.hpp"
 
 namespace pxfer {
 

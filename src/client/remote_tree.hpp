@@ -8,7 +8,7 @@
 
 #include "pxfer/auto_controller.hpp"
 #include "pxfer/url.hpp"
-#include "pxfer/wire.hpp"
+#include "wire/wire.hpp"
 
 namespace pxfer {
 

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "pxfer/chart_scale.hpp"
+#include "report/chart_scale.hpp"
 
 namespace pxfer::report {
 

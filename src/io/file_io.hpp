@@ -9,7 +9,7 @@
 
 #include "pxfer/checksum.hpp"
 #include "pxfer/rate_pacer.hpp"
-#include "pxfer/resume_journal.hpp"
+#include "io/resume_journal.hpp"
 
 namespace pxfer {
 

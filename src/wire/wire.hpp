@@ -9,13 +9,14 @@
 #include <vector>
 
 #include "pxfer/limits.hpp"
+#include "pxfer/wire_types.hpp"
 
 namespace pxfer::wire {
 
 inline constexpr std::uint32_t magic = 0x50584652;  // "PXFR", first field of HELLO
 // 2: TLS 1.3 control connections, AUTH. 3: data streams prove themselves on ATTACH (a MAC under
 // a key from the control connection's TLS exporter, ATTACH_CHALLENGE / ATTACH_PROOF) and every
-// BLOCK carries a 16-byte Poly1305 tag (pxfer/block_mac.hpp). Peers of different versions refuse
+// BLOCK carries a 16-byte Poly1305 tag (checksum/block_mac.hpp). Peers of different versions refuse
 // each other at HELLO with one clear line.
 inline constexpr std::uint16_t protocol_version = 3;
 inline constexpr std::size_t header_size = 8;       // u32 length, u16 type, u16 flags
@@ -206,19 +207,7 @@ struct ErrorMsg {
   std::uint16_t code = 0;  // pxfer::Errc
   std::string message;
 };
-// The sending side's view of one data stream (TCP_INFO and SIOCOUTQ), for --stream-stats.
-struct StreamFigures {
-  std::uint16_t stream = 0;
-  std::uint64_t bytes = 0;          // payload bytes moved on this stream so far
-  std::uint32_t cwnd = 0;           // segments
-  std::uint32_t mss = 0;
-  std::uint32_t rtt_us = 0;
-  std::uint32_t retransmits = 0;    // total retransmitted segments
-  std::uint32_t unsent = 0;         // Send-Q not yet sent
-  std::uint32_t sndbuf = 0;         // current SO_SNDBUF
-  std::uint64_t delivery_rate = 0;  // bytes/s, the kernel's estimate
-  bool operator==(const StreamFigures&) const = default;
-};
+using pxfer::StreamFigures;  // public: pxfer/wire_types.hpp
 struct Stats {
   std::vector<StreamFigures> streams;  // at most max_streams
 };
@@ -226,7 +215,7 @@ struct Remove {
   std::string path;
 };
 struct Done {};
-enum class EntryKind : std::uint8_t { file = 1, directory = 2 };
+using pxfer::EntryKind;  // public: pxfer/wire_types.hpp
 // One name below the directory a LIST named; relative_path is relative to that directory.
 struct ListEntry {
   EntryKind kind = EntryKind::file;
