@@ -270,9 +270,7 @@ net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> con
   if (has_id) registry_.add_running(open.transfer_id, owner, t);
   // Before OPEN_OK: no data stream can attach before the client has the token.
   t->set_data_key(net::export_keying_material(*conn, std::string(data_exporter_label), token));
-  // A file that moves on the control connection attaches no data stream: its liveness is the
-  // control connection's (stall watch and heartbeats), so no attach watchdog (a spawned coroutine
-  // and a timer per small file) is armed for it.
+  // On the control connection no stream attaches: its own stall watch and heartbeats suffice.
   const bool on_control = transfer::server_on_control(open, caps, t->file_size());
   if (!on_control) t->arm_attach_deadline();
   auto start = Clock::now();
