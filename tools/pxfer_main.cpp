@@ -26,6 +26,7 @@
 #include "pxfer/report_recorder.hpp"
 #include "pxfer/secret_file.hpp"
 #include "pxfer/sweep.hpp"
+#include "pxfer/tpc.hpp"
 #include "pxfer/version.hpp"
 
 using namespace pxfer;
@@ -381,11 +382,43 @@ struct CpArgs {
   CommonArgs common;
   cli::BatchArgs batch;
   std::vector<std::string> paths;
+  std::string copy_mode = "pull";  // pxfer:// -> pxfer://, as gfal-copy --copy-mode names them
 };
+
+// pxfer cp pxfer://A/x pxfer://B/y: the servers move the data; this prints what the active one reports.
+int run_third_party(const CpArgs& a, const std::string& source, const std::string& dest, const SecurityArgs& security) {
+  cli::set_verbosity(a.common.verbose);
+  JsonPrinter json(stdout);
+  const bool bar = !a.common.json && !a.common.quiet && !a.common.rate_lines && ::isatty(STDOUT_FILENO) != 0;
+  ProgressPrinter text(stdout, bar, a.common.quiet, cli::terminal_width(STDOUT_FILENO));
+  try {
+    apply_security(security);
+    const ClientOptions options = to_options(a.common);
+    std::string why;
+    auto from = parse_url(source, &why);
+    if (!from) throw Error(Errc::usage, source + ": " + why);
+    auto to = parse_url(dest, &why);
+    if (!to) throw Error(Errc::usage, dest + ": " + why);
+    const CopyMode mode = a.copy_mode == "push" ? CopyMode::push : CopyMode::pull;
+    ProgressListener* shown = a.common.json ? static_cast<ProgressListener*>(&json) : &text;
+    copy_between_servers(*from, *to, options, mode, shown);
+    return 0;
+  } catch (const Error& e) {
+    text.close_line();
+    if (a.common.json) json.on_error(e);
+    std::fflush(stdout);
+    std::fprintf(stderr, "pxfer: %s\n", e.what());
+    return exit_code(e.code());
+  }
+}
 
 CLI::App* add_cp_command(CLI::App& app, CpArgs& a) {
   auto* cp = app.add_subcommand("cp", "copy SRC... to DST, either side local or pxfer:// (put or get, chosen for you)");
   cp->add_option("SRC... DST", a.paths, "local files or pxfer:// URLs; with several sources DST is a directory");
+  cp->add_option("--copy-mode", a.copy_mode,
+                 "pxfer:// -> pxfer:// (third-party copy): pull = the destination server reads from the source, "
+                 "push = the source server writes to the destination")
+      ->check(CLI::IsMember({"pull", "push"}))->capture_default_str();
   add_common(*cp, a.common);
   cli::add_batch_options(*cp, a.batch, true);
   return cp;
@@ -393,9 +426,12 @@ CLI::App* add_cp_command(CLI::App& app, CpArgs& a) {
 
 int run_cp_command(const CpArgs& a, const SecurityArgs& security) {
   try {
-    return cli::run_cp(a.paths, !a.batch.from_file.empty(), [&](bool is_put, const std::string& s, const std::string& d) {
-      return run_transfer_command(is_put, a.common, a.batch, s, d, security);
-    });
+    return cli::run_cp(
+        a.paths, !a.batch.from_file.empty(),
+        [&](bool is_put, const std::string& s, const std::string& d) {
+          return run_transfer_command(is_put, a.common, a.batch, s, d, security);
+        },
+        [&](const std::string& s, const std::string& d) { return run_third_party(a, s, d, security); });
   } catch (const Error& e) {
     std::fprintf(stderr, "pxfer: %s\n", e.what());
     return exit_code(e.code());

@@ -84,6 +84,9 @@ struct RemoteSum {
 class ClientSession {
  public:
   explicit ClientSession(const ClientOptions& options);  // options.threads / streams size the pool
+  // With credentials and trust of its own instead of the process's (set_client_security): pxferd
+  // as a third-party copy's active end, one session per copy.
+  ClientSession(const ClientOptions& options, ClientSecurity security);
   ~ClientSession();
   ClientSession(const ClientSession&) = delete;
   ClientSession& operator=(const ClientSession&) = delete;
@@ -94,6 +97,10 @@ class ClientSession {
   // A file's size on the server and, when it has `size` bytes, its checksum (read there in full;
   // --skip-existing). Throws Error(not_found) when there is no such file.
   RemoteSum remote_sum(const Url& remote, ChecksumAlgo algo, std::uint64_t size, std::chrono::milliseconds connect_timeout);
+  // From any thread: the transfer running now fails as if its control connection were lost (a
+  // receiver keeps its partial file for a resume); the session is not for further use. pxferd
+  // calls it when the client steering a third-party copy goes away.
+  void abort();
   // Sets a file's permission bits and mtime on the server (put --preserve); the server never
   // makes it world-writable or set-id.
   void set_remote_attributes(const Url& remote, std::uint32_t mode, std::int64_t mtime_ns,

@@ -2,6 +2,7 @@
 // pxferd as a library: one listening port carries control connections and data streams; data
 // streams join their transfer with the session token handed out on the control connection.
 #include <chrono>
+#include <vector>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -61,6 +62,12 @@ struct ServerOptions {
   // Opening a transfer's file (and preallocating a put's) runs on threads of its own as well, so
   // that SUMs and LISTs filling the pool above never delay a transfer's start.
   unsigned open_threads = 2;
+  // Third-party copy (docs/protocol.md): the peers this server will connect to when a client asks
+  // it to pull from or push to another server: "HOST[:PORT]" (a name as the client wrote it, or an
+  // address) or "ADDRESS/PREFIX". Empty = this server connects to no peer (it may still be the
+  // passive end: a client's one-time grant lets a peer in for one transfer).
+  std::vector<std::string> tpc_allow;
+  std::chrono::milliseconds tpc_grant_lifetime{60'000};  // a grant must be redeemed this soon
 };
 
 class Server {

@@ -58,5 +58,7 @@ int check_copy_urls(plugin_handle handle, gfal2_context_t context, const char* s
                     gfal_url2_check check);
 int copy_file(plugin_handle handle, gfal2_context_t context, gfalt_params_t params, const char* src, const char* dst,
               GError** err);
+int copy_bulk(plugin_handle handle, gfal2_context_t context, gfalt_params_t params, size_t nbfiles, const char* const* srcs,
+              const char* const* dsts, const char* const* checksums, GError** op_error, GError*** file_errors);
 
 }  // namespace pxfer::gfal

@@ -1,4 +1,5 @@
 // copy_file of the pxfer gfal2 plugin: file:// <-> pxfer:// as a pxfer put or get over N streams,
+// pxfer:// -> pxfer:// as a third-party copy (pull or push, gfal-copy --copy-mode),
 // with gfal2's transfer parameters (streams, TCP buffer, timeout, checksum, overwrite, parents) and
 // its performance markers (plugin_trigger_monitor) from pxfer's interval reports.
 #include <strings.h>
@@ -6,17 +7,16 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <condition_variable>
 #include <mutex>
+#include <thread>
 
 #include "plugin_common.hpp"
 #include "pxfer/namespace.hpp"
+#include "pxfer/tpc.hpp"
 
 namespace pxfer::gfal {
 namespace {
-
-// One ClientSession is made at a time: it snapshots the process's client security when made, and
-// two copies in one process (FTS3 runs one per process, Python may run several) may differ in it.
-std::mutex session_mutex;
 
 bool is_file_url(const char* url) { return url && std::strncmp(url, "file://", 7) == 0; }
 
@@ -63,12 +63,21 @@ std::string normalized(std::string hex) {
   return nonzero == std::string::npos ? "0" : hex.substr(nonzero);  // adler32 "0a3c1f2e" == "a3c1f2e"
 }
 
-Checksum checksum_of(gfalt_params_t params) {
+// gfal2's checksum parameters; `bulk` is copy_bulk's per-file "ALGO:VALUE" (or "ALGO"), which,
+// when given, asks for both ends to be compared with it.
+Checksum checksum_of(gfalt_params_t params, const char* bulk = nullptr) {
   char type[64] = {0}, value[256] = {0};
   GError* e = nullptr;
   Checksum c;
   c.mode = gfalt_get_checksum(params, type, sizeof type, value, sizeof value, &e);
   if (e) g_error_free(e);
+  if (bulk && *bulk) {
+    const std::string text = bulk;
+    const auto colon = text.find(':');
+    g_strlcpy(type, text.substr(0, colon).c_str(), sizeof type);
+    g_strlcpy(value, colon == std::string::npos ? "" : text.substr(colon + 1).c_str(), sizeof value);
+    c.mode = GFALT_CHECKSUM_BOTH;
+  }
   if (c.mode == GFALT_CHECKSUM_NONE) return c;
   std::string name = type;
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return std::tolower(ch); });
@@ -92,7 +101,7 @@ ClientOptions options_of(gfal2_context_t context, gfalt_params_t params, const C
   o.overwrite = gfalt_get_replace_existing_file(params, &e);
   if (e) g_error_free(e);
   o.connect_timeout = std::chrono::seconds(connect_timeout_seconds(context));
-  // gfal2's timeout (gfal-copy -t, 1800 s unless told) bounds the wait for progress: a data stream
+  // gfal2's timeout (gfal-copy -T, 1800 s unless told) bounds the wait for progress: a data stream
   // silent for that long is replaced. pxfer's own stall timeout, shorter, stays when it is.
   if (timeout > 0) o.stall_timeout = std::min<std::chrono::milliseconds>(o.stall_timeout, std::chrono::seconds(timeout));
   o.checksum = sum.algo;
@@ -107,11 +116,134 @@ void check_expected(const Checksum& sum, const std::string& actual, const char* 
                                   actual + ", expected " + sum.expected);
 }
 
-void copy(gfal2_context_t context, gfalt_params_t params, const char* src, const char* dst) {
+// gfal-copy --copy-mode puts its choice in the HTTP plugin's DEFAULT_COPY_MODE ("3rd pull",
+// "3rd push", "streamed"); gfal2 has no copy-mode transfer parameter. [PXFER] COPY_MODE (pull or
+// push, e.g. -D "PXFER:COPY_MODE=push") overrides it; pull is the default, as gfal-copy's.
+CopyMode copy_mode_of(gfal2_context_t context) {
+  auto read = [&](const char* group, const char* key) {
+    gchar* text = gfal2_get_opt_string_with_default(context, group, key, "");
+    std::string out = text ? text : "";
+    g_free(text);
+    return out;
+  };
+  const std::string own = read(config_group, "COPY_MODE");
+  if (own == "push") return CopyMode::push;
+  if (own == "pull") return CopyMode::pull;
+  if (!own.empty()) throw PosixError{EINVAL, "PXFER:COPY_MODE=" + own + ": use pull or push"};
+  return read("HTTP PLUGIN", "DEFAULT_COPY_MODE") == "3rd push" ? CopyMode::push : CopyMode::pull;
+}
+
+// gfal2's transfer timeout in seconds (gfal-copy -T); 0 = none.
+guint64 timeout_of(gfalt_params_t params) {
+  GError* e = nullptr;
+  const guint64 seconds = gfalt_get_timeout(params, &e);
+  if (e) g_error_free(e);
+  return seconds;
+}
+
+// pxfer:// -> pxfer://: the servers move the data (pxfer/tpc.hpp); the markers come from the
+// server doing the copy. The credentials of the source URL serve at both servers.
+void third_party(gfal2_context_t context, gfalt_params_t params, const char* src, const char* dst) {
+  const Url from = parse_pxfer_url(src), to = parse_pxfer_url(dst);
+  const Checksum sum = checksum_of(params);
+  ClientOptions options = options_of(context, params, sum);
+  const ClientSecurity security = security_for(context, src);
+  const CopyMode mode = copy_mode_of(context);
+  if (sum.mode & GFALT_CHECKSUM_SOURCE)
+    check_expected(sum, RemoteNamespace(security, options.connect_timeout).checksum(from, sum.algo).value, "source");
+  GError* e = nullptr;
+  if (gfalt_get_create_parent_dir(params, &e)) RemoteNamespace(security, options.connect_timeout).make_parents(to);
+  if (e) g_error_free(e);
+  plugin_trigger_event(params, quark(), GFAL_EVENT_NONE, GFAL_EVENT_TRANSFER_ENTER, "%s => %s (third-party %s)", src, dst,
+                       mode == CopyMode::push ? "push" : "pull");
+  MonitorListener monitor(params, src, dst);
+  const auto limit = std::chrono::seconds(timeout_of(params));  // 0 = none
+  TransferSummary summary = copy_between_servers(from, to, options, mode, &monitor, &security, limit);
+  plugin_trigger_event(params, quark(), GFAL_EVENT_NONE, GFAL_EVENT_TRANSFER_EXIT, "%llu bytes in %.3f s",
+                       static_cast<unsigned long long>(summary.bytes), summary.seconds);
+  if (sum.mode & GFALT_CHECKSUM_TARGET) check_expected(sum, summary.checksum_value, "destination");
+}
+
+// copy_bulk's files share one session while their credentials agree: the control connection to the
+// last server stays open for the next file (no TLS handshake, HELLO and AUTH per file).
+struct SharedSession {
+  ClientSecurity security;
+  std::unique_ptr<ClientSession> session;
+};
+
+bool same_security(const ClientSecurity& a, const ClientSecurity& b) {
+  return a.ca_file == b.ca_file && a.fingerprint == b.fingerprint && a.known_hosts_file == b.known_hosts_file &&
+         a.token == b.token && a.cert_file == b.cert_file && a.key_file == b.key_file;
+}
+
+// The shared session when it fits, else a new one (kept as the shared one when there is one).
+ClientSession& session_for(const ClientSecurity& security, const ClientOptions& options, SharedSession* shared,
+                           std::unique_ptr<ClientSession>& own) {
+  if (shared && shared->session && same_security(shared->security, security)) return *shared->session;
+  auto made = std::make_unique<ClientSession>(options, security);
+  if (!shared) return *(own = std::move(made));
+  shared->security = security;
+  shared->session = std::move(made);
+  return *shared->session;
+}
+
+// gfal2's timeout (gfal-copy -T, FTS3's per-file timeout) bounds the whole copy: at the deadline
+// the session's transfer is aborted (the receiver keeps its partial file for a later resume) and
+// the copy fails with ETIMEDOUT.
+class Watchdog {
+ public:
+  Watchdog(ClientSession& session, guint64 seconds) : session_(session) {
+    if (seconds == 0) return;
+    thread_ = std::thread([this, seconds] {
+      std::unique_lock lock(mutex_);
+      if (!wake_.wait_for(lock, std::chrono::seconds(seconds), [this] { return done_; })) {
+        fired_ = true;
+        session_.abort();
+      }
+    });
+  }
+  ~Watchdog() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  bool fired() {
+    std::lock_guard lock(mutex_);
+    return fired_;
+  }
+
+ private:
+  ClientSession& session_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool done_ = false, fired_ = false;
+  std::thread thread_;
+};
+
+// put or get on `session`, within gfal2's timeout.
+TransferSummary timed_copy(ClientSession& session, gfalt_params_t params, bool put, const std::string& local,
+                           const Url& remote, const ClientOptions& options, ProgressListener* monitor) {
+  const guint64 seconds = timeout_of(params);
+  Watchdog watchdog(session, seconds);
+  try {
+    return put ? session.put(local, remote, options, monitor) : session.get(remote, local, options, monitor);
+  } catch (const Error&) {
+    if (!watchdog.fired()) throw;
+    throw PosixError{ETIMEDOUT, "the copy did not finish within gfal2's timeout of " + std::to_string(seconds) +
+                                    " s (gfal-copy -T); the destination keeps what arrived for a resume"};
+  }
+}
+
+void copy(gfal2_context_t context, gfalt_params_t params, const char* src, const char* dst,
+          SharedSession* shared = nullptr, const char* bulk_checksum = nullptr) {
+  if (is_pxfer_url(src) && is_pxfer_url(dst)) return third_party(context, params, src, dst);
   const bool put = is_file_url(src);
   const Url remote = parse_pxfer_url(put ? dst : src);
   const std::string local = local_path(put ? src : dst);
-  const Checksum sum = checksum_of(params);
+  const Checksum sum = checksum_of(params, bulk_checksum);
   ClientOptions options = options_of(context, params, sum);
   const ClientSecurity security = security_for(context, put ? dst : src);
   GError* e = nullptr;
@@ -127,14 +259,16 @@ void copy(gfal2_context_t context, gfalt_params_t params, const char* src, const
   }
   plugin_trigger_event(params, quark(), GFAL_EVENT_NONE, GFAL_EVENT_TRANSFER_ENTER, "%s => %s", src, dst);
   MonitorListener monitor(params, src, dst);
-  std::unique_ptr<ClientSession> session;
-  {
-    std::lock_guard lock(session_mutex);
-    set_client_security(security);
-    session = std::make_unique<ClientSession>(options);
-  }
+  std::unique_ptr<ClientSession> own;
+  ClientSession& session = session_for(security, options, shared, own);
   // pxfer compares the checksum of both ends itself; the value the user gave is compared here.
-  TransferSummary summary = put ? session->put(local, remote, options, &monitor) : session->get(remote, local, options, &monitor);
+  TransferSummary summary;
+  try {
+    summary = timed_copy(session, params, put, local, remote, options, &monitor);
+  } catch (const PosixError&) {
+    if (shared) shared->session.reset();  // aborted: not for the next file
+    throw;
+  }
   plugin_trigger_event(params, quark(), GFAL_EVENT_NONE, GFAL_EVENT_TRANSFER_EXIT, "%llu bytes in %.3f s",
                        static_cast<unsigned long long>(summary.bytes), summary.seconds);
   if (sum.mode & GFALT_CHECKSUM_TARGET) check_expected(sum, summary.checksum_value, "destination");
@@ -143,13 +277,29 @@ void copy(gfal2_context_t context, gfalt_params_t params, const char* src, const
 }  // namespace
 
 int check_copy_urls(plugin_handle, gfal2_context_t, const char* src, const char* dst, gfal_url2_check check) {
-  if (check != GFAL_FILE_COPY) return FALSE;
-  return (is_file_url(src) && is_pxfer_url(dst)) || (is_pxfer_url(src) && is_file_url(dst));
+  if (check != GFAL_FILE_COPY && check != GFAL_BULK_COPY) return FALSE;
+  return (is_file_url(src) && is_pxfer_url(dst)) || (is_pxfer_url(src) && (is_file_url(dst) || is_pxfer_url(dst)));
 }
 
 int copy_file(plugin_handle, gfal2_context_t context, gfalt_params_t params, const char* src, const char* dst,
               GError** err) {
   return guarded(err, __func__, [&] { copy(context, params, src, dst); });
+}
+
+// Every file is tried; each failure is its own GError in file_errors (with its errno, as FTS3
+// classifies it per file). op_error stays for a failure of the whole operation (none here): gfal2
+// callers such as gfal2-python raise it instead of returning the per-file errors.
+int copy_bulk(plugin_handle, gfal2_context_t context, gfalt_params_t params, size_t nbfiles, const char* const* srcs,
+              const char* const* dsts, const char* const* checksums, GError**, GError*** file_errors) {
+  *file_errors = g_new0(GError*, nbfiles);
+  SharedSession shared;
+  std::size_t failed = 0;
+  for (std::size_t i = 0; i < nbfiles; ++i) {
+    const char* sum = checksums ? checksums[i] : nullptr;
+    if (guarded(&(*file_errors)[i], __func__, [&] { copy(context, params, srcs[i], dsts[i], &shared, sum); }) != 0)
+      ++failed;
+  }
+  return failed == 0 ? 0 : -1;
 }
 
 }  // namespace pxfer::gfal

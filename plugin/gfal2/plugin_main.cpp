@@ -195,5 +195,6 @@ extern "C" __attribute__((visibility("default"))) gfal_plugin_interface gfal_plu
   p.checksum_calcG = checksum_url;
   p.check_plugin_url_transfer = check_copy_urls;
   p.copy_file = copy_file;
+  p.copy_bulk = copy_bulk;
   return p;
 }

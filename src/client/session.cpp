@@ -4,6 +4,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_future.hpp>
 #include <thread>
@@ -35,28 +36,37 @@ unsigned threads_for(const ClientOptions& options) {
 // The io_context and its threads live as long as the session; so does the control connection,
 // which only the job running at the time touches (one job at a time, each on `strand`).
 struct ClientSession::State {
-  explicit State(unsigned threads) {
+  State(unsigned threads, std::shared_ptr<ClientTrust> own_trust) : trust(std::move(own_trust)) {
     for (unsigned i = 0; i < threads; ++i) workers.emplace_back([this] { ioc.run(); });
   }
   ~State() {
-    link.reset();  // closes the control connection: the server ends the session
+    drop_link();   // closes the control connection: the server ends the session
     work.reset();  // the threads return once the last transfer's streams have wound down
     for (auto& w : workers) w.join();
   }
 
+  // `link` changes only on the strand, where an abort() may look at it too.
+  void drop_link() {
+    asio::co_spawn(strand, [this]() -> net::awaitable<void> {
+      link.reset();
+      co_return;
+    }, asio::use_future).get();
+  }
+
   // One attempt of `job`. The control connection is kept for the next job only when the server's
   // side of it is known to be ready for another OPEN.
-  void run_attempt(Job& job) {
+  net::awaitable<void> attempt_on_strand(Job& job) {
     bool link_clean = false;
-    auto done = asio::co_spawn(strand, run_job(ioc, job, link, link_clean, trust), asio::use_future);
+    std::exception_ptr failed;
     try {
-      done.get();
+      co_await run_job(ioc, job, link, link_clean, trust);
     } catch (...) {
-      if (!link_clean) link.reset();
-      throw;
+      failed = std::current_exception();
     }
     if (!link_clean) link.reset();
+    if (failed) std::rethrow_exception(failed);
   }
+  void run_attempt(Job& job) { asio::co_spawn(strand, attempt_on_strand(job), asio::use_future).get(); }
 
   // Runs the job under its RetryPolicy: each attempt resumes from what the receiver kept.
   TransferSummary run(Job job) {
@@ -84,13 +94,22 @@ struct ClientSession::State {
   asio::io_context ioc;
   asio::executor_work_guard<asio::io_context::executor_type> work{ioc.get_executor()};
   asio::strand<asio::io_context::executor_type> strand{asio::make_strand(ioc)};
-  std::shared_ptr<ClientTrust> trust = current_trust();
+  std::shared_ptr<ClientTrust> trust;
   std::optional<ControlLink> link;
   std::vector<std::thread> workers;
 };
 
-ClientSession::ClientSession(const ClientOptions& options) : state_(std::make_unique<State>(threads_for(options))) {}
+ClientSession::ClientSession(const ClientOptions& options)
+    : state_(std::make_unique<State>(threads_for(options), current_trust())) {}
+ClientSession::ClientSession(const ClientOptions& options, ClientSecurity security)
+    : state_(std::make_unique<State>(threads_for(options), std::make_shared<ClientTrust>(std::move(security)))) {}
 ClientSession::~ClientSession() = default;
+
+void ClientSession::abort() {
+  asio::post(state_->strand, [s = state_.get()] {
+    if (s->link && s->link->connection) s->link->connection->close();
+  });
+}
 
 TransferSummary ClientSession::put(const std::string& local, const Url& remote, const ClientOptions& options,
                                    ProgressListener* listener) {

@@ -54,6 +54,16 @@ struct Grant {
   bool write = false;
 };
 
+// What a third-party copy grant admits: one OPEN of `path` (normalised) in `direction` (1 = put:
+// the peer writes `size` bytes, overwriting only when `overwrite`; 2 = get: the peer reads).
+struct TpcScope {
+  std::string path;
+  std::uint8_t direction = 0;  // wire::Direction's value
+  std::uint64_t size = 0;
+  bool overwrite = false;
+  std::string steering_identity;  // who asked for the grant (for the logs)
+};
+
 // Access file lines: `IDENTITY PATH ro|rw` ('#' comments). PATH is relative to the export root
 // ("/" or "." = all of it). The identity "anonymous" is the one --anonymous-read uses (its grants
 // are read-only whatever the file says).

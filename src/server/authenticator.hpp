@@ -23,6 +23,9 @@ struct SessionRights {
   std::string identity;
   std::vector<Grant> grants;
   std::uint8_t wire_rights() const;  // wire::right_read | wire::right_write, for AUTH_OK
+  // Set when the session logged in with a third-party copy grant (tpc_grants.hpp): it may make
+  // only the one OPEN the grant names.
+  std::optional<TpcScope> tpc;
 };
 
 class Authenticator {

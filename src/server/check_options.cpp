@@ -8,6 +8,7 @@
 #include <cerrno>
 
 #include "auth_tables.hpp"
+#include "tpc_peers.hpp"
 #include "pxfer/error.hpp"
 #include "io/file_io.hpp"
 #include "pxfer/server.hpp"
@@ -46,6 +47,7 @@ void check_server_options(const ServerOptions& o) {
   readable(o.cert_file, "--cert");
   readable(o.key_file, "--key");
   readable(o.client_ca_file, "--client-ca");
+  server::PeerPolicy{o.tpc_allow};  // throws, naming the entry, for a malformed --tpc-allow
 }
 
 }  // namespace pxfer

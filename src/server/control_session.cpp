@@ -169,6 +169,18 @@ class Handlers {
       co_await reply(part);
     }
   }
+  // Third-party copy (tpc_service.hpp): a grant needs the access the peer will use (write for a
+  // put into this server, read for a get); a copy needs the access this server will use locally.
+  awaitable<void> operator()(wire::TpcGrantRequest& m) {
+    const bool denied = co_await refused(m.path, m.direction == wire::Direction::put);
+    if (denied) co_return;
+    co_await cx_.tpc.grant(*conn_, rights_, m);
+  }
+  awaitable<void> operator()(wire::TpcStart& m) {
+    const bool denied = co_await refused(m.local_path, m.mode == wire::CopyMode::pull);
+    if (denied) co_return;
+    co_await cx_.tpc.start(*conn_, rights_, m);
+  }
   // INFO (pxfer doctor, --auto): the host's TCP settings and the server's load.
   awaitable<void> operator()(wire::InfoRequest&) {
     auto entries = to_entries(read_host_settings(conn_->socket().native_handle()));
@@ -225,7 +237,10 @@ awaitable<std::optional<SessionRights>> log_in(const SessionContext& cx, Connect
   std::optional<SessionRights> rights;
   std::optional<Error> refused;
   try {
-    rights = cx.auth.authenticate(conn, net::expect<wire::Auth>(std::move(*first), conn.peer()));
+    auto auth = net::expect<wire::Auth>(std::move(*first), conn.peer());
+    // A third-party copy grant (tpc_grants.hpp) stands in for a token, for one transfer.
+    rights = GrantBook::is_grant(auth.token) ? cx.tpc.grants().redeem(auth.token, Clock::now())
+                                             : cx.auth.authenticate(conn, auth);
   } catch (const Error& e) {
     refused = e;
   }
@@ -255,6 +270,7 @@ awaitable<void> control_session(const SessionContext& cx, std::shared_ptr<Connec
   const std::optional<SessionRights> rights = co_await log_in(cx, *conn);
   if (!rights) co_return;
   Handlers handlers(cx, conn, *rights, caps, hello.agent);
+  unsigned grant_opens = 0;
   for (;;) {
     auto next = co_await net::read_message_within(*conn, cx.options.idle_timeout);
     if (!next) {
@@ -263,6 +279,13 @@ awaitable<void> control_session(const SessionContext& cx, std::shared_ptr<Connec
       co_return;
     }
     wire::Message message = std::move(*next);
+    // A session that logged in with a grant may make only the one OPEN the grant names.
+    const auto beyond_grant = rights->tpc ? grant_refusal(*rights->tpc, message, grant_opens) : std::nullopt;
+    if (beyond_grant) {
+      spdlog::warn("client={} identity={} refused: {}", conn->peer(), rights->identity, beyond_grant->what());
+      co_await net::send_error_quietly(*conn, *beyond_grant);
+      co_return;
+    }
     co_await std::visit(handlers, message);
   }
 }

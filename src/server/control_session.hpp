@@ -13,6 +13,7 @@
 #include "net/connection.hpp"
 #include "io/file_io.hpp"
 #include "pxfer/server.hpp"
+#include "tpc_service.hpp"
 #include "transfer_service.hpp"
 
 namespace pxfer::server {
@@ -28,6 +29,7 @@ struct SessionContext {
   const std::atomic<bool>& stopping;
   BlockingPool& blocking;       // SUM and LIST run here, off the network threads
   IdentityGate& slow_requests;  // at most so many of them per identity at once
+  TpcService& tpc;              // third-party copy: grants (passive end) and copies (active end)
 };
 
 net::awaitable<void> serve_connection(const SessionContext& cx, std::shared_ptr<net::Connection> conn);

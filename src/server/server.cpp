@@ -119,6 +119,7 @@ struct Server::Impl {
   server::IdentityGate slow_requests;
   server::BlockingPool opening;      // a transfer's file open, apart from SUM and LIST
   server::TransferService transfers;
+  server::TpcService tpc{options};
   server::ServerIdentity identity;
   net::TlsContextPtr tls;
   std::atomic<bool> stopping{false};
@@ -130,7 +131,7 @@ struct Server::Impl {
   std::condition_variable sweep_wake;
   std::atomic<bool> sweep_stop{false};
   const server::SessionContext sessions{options, root, auth, transfers, *admission, metrics, stopping, blocking,
-                                        slow_requests};
+                                        slow_requests, tpc};
 };
 
 Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}

@@ -57,6 +57,13 @@ bool valid(const StatOk& s) { return known_kind(s.entry.kind); }
 bool valid(const Rename& r) { return r.overwrite <= 1; }
 bool valid(const RemoveTree& r) { return r.recursive <= 1; }
 bool valid(const AuthOk& a) { return (a.rights & ~(right_read | right_write)) == 0; }
+bool known_direction(Direction d) { return d == Direction::put || d == Direction::get; }
+bool valid(const TpcGrantRequest& g) { return known_direction(g.direction); }
+bool valid(const TpcStart& t) {
+  return (t.mode == CopyMode::pull || t.mode == CopyMode::push) && t.checksum <= 2 &&
+         limits::streams_problem(t.streams).empty() && limits::block_size_problem(t.block_size).empty();
+}
+bool valid(const TpcDone& d) { return d.checksum <= 2 && d.streams <= max_streams; }
 bool valid(const Listing& l) {
   if (l.more > 1) return false;
   for (const auto& e : l.entries)

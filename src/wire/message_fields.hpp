@@ -178,9 +178,10 @@ template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std
   io.u16(m.code);
   io.str(m.message, max_text_length);
 }
-template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Stats> {
-  if (!io.template count<std::uint16_t>(m.streams, max_streams)) return;
-  for (auto& s : m.streams) {
+// A u16 count and each stream's figures: STATS, and TPC_PROGRESS's per-stream view.
+template <class IO, class V> void stream_figures(IO& io, V& streams) {
+  if (!io.template count<std::uint16_t>(streams, max_streams)) return;
+  for (auto& s : streams) {
     io.u16(s.stream);
     io.u64(s.bytes);
     io.u32(s.cwnd);
@@ -191,6 +192,9 @@ template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std
     io.u32(s.sndbuf);
     io.u64(s.delivery_rate);
   }
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Stats> {
+  stream_figures(io, m.streams);
 }
 template <class IO, class H> void fields(IO&, H&) requires std::same_as<std::remove_const_t<H>, InfoRequest> {}
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Queued> {
@@ -267,6 +271,46 @@ template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std
     io.str(key, 64);
     io.str(value, 256);
   }
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, TpcGrantRequest> {
+  if constexpr (std::is_same_v<IO, Decode>) enum8(io, m.direction);
+  else io.u8(static_cast<std::uint8_t>(m.direction));
+  io.u32(m.flags);
+  io.u64(m.size);
+  io.str(m.path, max_path_length);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, TpcGrant> {
+  io.str(m.secret, max_grant_length);
+  io.u32(m.lifetime_ms);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, TpcStart> {
+  if constexpr (std::is_same_v<IO, Decode>) enum8(io, m.mode);
+  else io.u8(static_cast<std::uint8_t>(m.mode));
+  io.u8(m.checksum);
+  io.u32(m.flags);
+  io.u16(m.streams);
+  io.u32(m.block_size);
+  io.u32(m.interval_ms);
+  io.u32(m.stall_timeout_ms);
+  io.str(m.local_path, max_path_length);
+  io.str(m.peer_url, max_path_length + 300);
+  io.str(m.grant, max_grant_length);
+  io.str(m.peer_fingerprint, 128);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, TpcProgress> {
+  io.u64(m.bytes);
+  io.u64(m.total);
+  stream_figures(io, m.streams);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, TpcDone> {
+  io.u64(m.bytes);
+  io.u64(m.resumed_bytes);
+  io.u32(m.elapsed_ms);
+  io.u16(m.streams);
+  io.u32(m.block_size);
+  io.u8(m.checksum);
+  io.str(m.value, 128);
+  io.u64(m.stream_recoveries);
 }
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Ping> { io.u64(m.nonce); }
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Pong> { io.u64(m.nonce); }

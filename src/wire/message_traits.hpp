@@ -58,6 +58,11 @@ template <> struct Traits<RemoveTree> : Row<FrameType::remove_tree, max_control_
 template <> struct Traits<ListChildren> : Row<FrameType::list_children, max_control_payload> { static constexpr const char* name = "LIST_CHILDREN"; };
 template <> struct Traits<AttachChallenge> : Row<FrameType::attach_challenge, attach_nonce_size> { static constexpr const char* name = "ATTACH_CHALLENGE"; };
 template <> struct Traits<AttachProof> : Row<FrameType::attach_proof, attach_proof_size> { static constexpr const char* name = "ATTACH_PROOF"; };
+template <> struct Traits<TpcGrantRequest> : Row<FrameType::tpc_grant_request, max_control_payload> { static constexpr const char* name = "TPC_GRANT_REQUEST"; };
+template <> struct Traits<TpcGrant> : Row<FrameType::tpc_grant, max_control_payload> { static constexpr const char* name = "TPC_GRANT"; };
+template <> struct Traits<TpcStart> : Row<FrameType::tpc_start, max_control_payload> { static constexpr const char* name = "TPC_START"; };
+template <> struct Traits<TpcProgress> : Row<FrameType::tpc_progress, max_control_payload> { static constexpr const char* name = "TPC_PROGRESS"; };
+template <> struct Traits<TpcDone> : Row<FrameType::tpc_done, max_control_payload> { static constexpr const char* name = "TPC_DONE"; };
 
 // Two messages on one frame type (as two branches once chose 34 and 35 each) do not compile.
 template <std::size_t... I>

@@ -71,6 +71,12 @@ enum class FrameType : std::uint16_t {
   list_children = 38,   // client -> server: one directory's own entries (answered with LISTING frames)
   attach_challenge = 39,  // server -> client after ATTACH: a fresh nonce the data stream must answer
   attach_proof = 40,      // client -> server: HMAC of the nonce, transfer and stream (block_mac.hpp)
+  // Third-party copy (cap_tpc): a client steers a copy between two servers.
+  tpc_grant_request = 41,  // client -> the server the other one will connect to: a one-time grant
+  tpc_grant = 42,          // server -> client: the grant's secret and lifetime
+  tpc_start = 43,          // client -> the server that connects: copy to/from the peer with the grant
+  tpc_progress = 44,       // that server -> client, each interval: bytes moved so far
+  tpc_done = 45,           // that server -> client: the copy committed (both ends' checksums agreed)
 };
 
 // Capability bits offered in HELLO and HELLO_OK; the session uses the intersection.
@@ -83,9 +89,10 @@ enum Capability : std::uint64_t {
   // and OPEN may carry a transfer id (Open::transfer_id).
   cap_heartbeat = 1u << 3,
   cap_namespace = 1u << 4,   // the server answers STAT, RENAME, REMOVE_TREE, LIST_CHILDREN (pxfer stat/mv/rm -r/ls)
+  cap_tpc = 1u << 5,         // the server answers TPC_GRANT_REQUEST and TPC_START (third-party copy)
 };
 inline constexpr std::uint64_t our_capabilities =
-    cap_block_acks | cap_admission | cap_on_control | cap_heartbeat | cap_namespace;
+    cap_block_acks | cap_admission | cap_on_control | cap_heartbeat | cap_namespace | cap_tpc;
 
 enum class Direction : std::uint8_t { put = 1, get = 2 };
 enum OpenFlags : std::uint32_t {
@@ -300,6 +307,58 @@ struct RemoveTree {
 struct ListChildren {
   std::string path;
 };
+// Third-party copy (docs/protocol.md "Third-party copy"). The client asks the PASSIVE server (the
+// one the other will connect to) for a grant: a random secret, good for one AUTH within its
+// lifetime, that admits exactly one OPEN of `path` in `direction` (put: the peer writes `size`
+// bytes there, open_overwrite only if `flags` has it; get: the peer reads it). The steering
+// identity must itself be allowed that access. The answer is TPC_GRANT or ERROR.
+inline constexpr std::size_t max_grant_length = 128;
+struct TpcGrantRequest {
+  Direction direction = Direction::put;  // what the peer will do here
+  std::uint32_t flags = 0;               // open_overwrite
+  std::uint64_t size = 0;                // put: the bytes the peer will write
+  std::string path;
+};
+struct TpcGrant {
+  std::string secret;                 // presented by the peer as its AUTH token
+  std::uint32_t lifetime_ms = 0;      // the peer must log in before it runs out
+};
+// To the ACTIVE server: pull = it fetches `peer_url` into `local_path`, push = it sends
+// `local_path` to `peer_url`, logging in there with `grant` and accepting only the certificate
+// `peer_fingerprint` (the one the steering client verified). The steering identity must be allowed
+// to write (pull) or read (push) `local_path` here, and the peer must be one this server's operator
+// allows (pxferd --tpc-allow). Answered with TPC_PROGRESS frames, then TPC_DONE or ERROR.
+enum class CopyMode : std::uint8_t { pull = 1, push = 2 };
+struct TpcStart {
+  CopyMode mode = CopyMode::pull;
+  std::uint8_t checksum = 0;  // pxfer::ChecksumAlgo
+  std::uint32_t flags = 0;    // open_overwrite, open_no_resume, open_sync, open_encrypt
+  std::uint16_t streams = 1;
+  std::uint32_t block_size = 0;
+  std::uint32_t interval_ms = 1000;      // TPC_PROGRESS every so often
+  std::uint32_t stall_timeout_ms = 0;    // 0 = default
+  std::string local_path;
+  std::string peer_url;                  // pxfer://HOST:PORT/PATH
+  std::string grant;
+  std::string peer_fingerprint;          // "sha256:HEX"
+};
+struct TpcProgress {
+  std::uint64_t bytes = 0;  // moved so far in this copy (resumed bytes not counted)
+  std::uint64_t total = 0;  // the file's size, 0 while unknown
+  // The sending server's view of each data stream (as STATS carries it), when TPC_START asked
+  // for it with open_want_stats (pxfer cp --stream-stats); else none. At most max_streams.
+  std::vector<StreamFigures> streams;
+};
+struct TpcDone {
+  std::uint64_t bytes = 0;          // the file's size
+  std::uint64_t resumed_bytes = 0;  // of which already at the destination from an earlier attempt
+  std::uint32_t elapsed_ms = 0;
+  std::uint16_t streams = 0;        // data streams used
+  std::uint32_t block_size = 0;
+  std::uint8_t checksum = 0;        // pxfer::ChecksumAlgo
+  std::string value;                // the whole-file digest both ends computed and compared
+  std::uint64_t stream_recoveries = 0;
+};
 struct InfoRequest {};
 struct Info {
   std::vector<std::pair<std::string, std::string>> entries;  // at most 64, key <= 64, value <= 256
@@ -314,7 +373,7 @@ struct Pong {
 using Message = std::variant<Hello, HelloOk, Open, OpenOk, Attach, AttachOk, Ack, End, Commit, Result,
                              ErrorMsg, Ping, Pong, Stats, InfoRequest, Info, Remove, Done, List, Listing, Mkdir, Queued,
                              Auth, AuthOk, Have, Sum, SumOk, SetAttributes, Stat, StatOk, Rename, RemoveTree, ListChildren,
-                             AttachChallenge, AttachProof>;
+                             AttachChallenge, AttachProof, TpcGrantRequest, TpcGrant, TpcStart, TpcProgress, TpcDone>;
 
 // Splits a listing into LISTING frames that each fit max_control_payload; the last has more = 0.
 // An empty listing is one frame with no entries.

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # The gfal2 plugin with the real Debian clients (issue 13): gfal-copy both ways, -K ADLER32, -p,
+# third-party copies between two pxferd (--copy-mode pull and push, PXFER:COPY_MODE, markers),
 # gfal-ls, gfal-stat, gfal-mkdir -p, gfal-rm -r, gfal-sum against the local adler32 and sha256, an
 # existing destination without and with -f, a wrong token and a refused connection (errno as
 # gfal-* report it in their exit status), and the performance markers of a larger copy (through
@@ -19,12 +20,14 @@ done
 
 work=$(mktemp -d /tmp/pxfer-gfal.XXXXXX)
 server_pid=""
+server_b_pid=""
 cleanup() {
+  [ -n "$server_b_pid" ] && kill "$server_b_pid" 2>/dev/null && wait "$server_b_pid" 2>/dev/null
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
   rm -rf "$work"
 }
 trap cleanup EXIT
-mkdir -p "$work"/{root,local,plugins,conf,home,state}
+mkdir -p "$work"/{root,root_b,local,plugins,conf,home,state}
 export HOME=$work/home XDG_CONFIG_HOME=$work/home/.config XDG_STATE_HOME=$work/state
 # The gfal-* scripts must run the system Python that has the gfal2 module; gfal2 loads only the
 # plugins and configuration named here (ours and the file plugin beside it).
@@ -179,6 +182,103 @@ assert 0.5 * measured <= mean_inst <= 4 * measured, "instantaneous rates average
 print("average %.1f MiB/s reported, %.1f MiB/s measured around the call" % (avg / 2**20, measured / 2**20))
 PY
 check "performance markers of a ${size_mib} MiB copy show a plausible rate ($out)" test "$rc" -eq 0
+
+# copy_bulk (FTS3's many-file jobs): one call, three files, one control connection for all three
+# (the server's accounting lines name the same client port).
+mkdir -p "$work/root/bulk"
+for i in 1 2 3; do head -c $((1000000 + i)) /dev/urandom > "$work/local/bulk$i.bin"; done
+run /usr/bin/python3 - "$work/local" "$base" <<'PY'
+import sys, gfal2
+local, base = sys.argv[1], sys.argv[2]
+ctx = gfal2.creat_context()
+errors = ctx.filecopy(ctx.transfer_parameters(), ["file://%s/bulk%d.bin" % (local, i) for i in (1, 2, 3)],
+                      ["%s/bulk/b%d.bin" % (base, i) for i in (1, 2, 3)])
+assert errors == [None, None, None], errors
+PY
+check "copy_bulk of three files ($out)" test "$rc" -eq 0
+check "... byte-exact" bash -c 'for i in 1 2 3; do cmp -s "$1/local/bulk$i.bin" "$1/root/bulk/b$i.bin" || exit 1; done' _ "$work"
+ports=$(grep -o 'client=[^ ]* identity=[^ ]* agent=[^ ]* path=bulk/b[0-9].bin' "$work/pxferd.log" | cut -d' ' -f1 | sort -u)
+check "... over one control connection ($ports)" test "$(echo "$ports" | wc -l)" -eq 1 -a -n "$ports"
+run /usr/bin/python3 - "$work/local" "$base" <<'PY'
+import sys, gfal2
+local, base = sys.argv[1], sys.argv[2]
+ctx = gfal2.creat_context()
+errors = ctx.filecopy(ctx.transfer_parameters(), ["file://%s/bulk1.bin" % local, "file://%s/none.bin" % local],
+                      ["%s/bulk/c1.bin" % base, "%s/bulk/c2.bin" % base])
+print(errors)
+assert errors[0] is None and errors[1] is not None and errors[1].code == 2, errors
+PY
+check "copy_bulk: one file missing fails alone with ENOENT ($out)" test "$rc" -eq 0
+
+# Third-party copy: a second pxferd with the same certificate (one FINGERPRINT pins both) that may
+# connect to the first (--tpc-allow); both servers allow 127.0.0.1 so push works as well as pull.
+kill "$server_pid" && wait "$server_pid" 2>/dev/null || true
+"$bin/pxferd" --root "$work/root" --listen 127.0.0.1:0 --port-file "$work/port_a" --tokens "$work/tokens" \
+  --tpc-allow 127.0.0.1 --state-dir "$work/state/pxferd" 2> "$work/pxferd.log" &
+server_pid=$!
+"$bin/pxferd" --root "$work/root_b" --listen 127.0.0.1:0 --port-file "$work/port_b" --tokens "$work/tokens" \
+  --tpc-allow 127.0.0.1 --state-dir "$work/state/pxferd" 2> "$work/pxferd_b.log" &
+server_b_pid=$!
+for _ in $(seq 100); do [ -s "$work/port_a" ] && [ -s "$work/port_b" ] && break; sleep 0.1; done
+base=pxfer://127.0.0.1:$(cat "$work/port_a")
+base_b=pxfer://127.0.0.1:$(cat "$work/port_b")
+head -c 5000003 /dev/urandom > "$work/root/tpc.bin"
+run gfal-copy --copy-mode pull "$base/tpc.bin" "$base_b/pulled.bin"
+check "gfal-copy --copy-mode pull pxfer:// -> pxfer:// ($out)" test "$rc" -eq 0
+check "... the destination server holds the same bytes" cmp -s "$work/root/tpc.bin" "$work/root_b/pulled.bin"
+check "... and the destination server did the copy" grep -q "third-party copy pull" "$work/pxferd_b.log"
+run gfal-copy --copy-mode push -K ADLER32 "$base/tpc.bin" "$base_b/pushed.bin"
+check "gfal-copy --copy-mode push -K ADLER32 pxfer:// -> pxfer:// ($out)" test "$rc" -eq 0
+check "... the destination server holds the same bytes" cmp -s "$work/root/tpc.bin" "$work/root_b/pushed.bin"
+check "... and the source server did the copy" grep -q "third-party copy push" "$work/pxferd.log"
+run gfal-copy -D "PXFER:COPY_MODE=push" -p "$base/tpc.bin" "$base_b/deep/er/p.bin"
+check "gfal-copy -p with PXFER:COPY_MODE=push into a new directory ($out)" cmp -s "$work/root/tpc.bin" "$work/root_b/deep/er/p.bin"
+run gfal-copy "$base/tpc.bin" "$base_b/pulled.bin"
+check "a third-party copy onto an existing destination: EEXIST (17) ($rc: $out)" test "$rc" -eq 17
+# Performance markers of a third-party copy come from the server doing it (TPC_PROGRESS).
+head -c $((64 * 1024 * 1024)) /dev/urandom > "$work/root/tpc64.bin"
+run /usr/bin/python3 - "$base/tpc64.bin" "$base_b/tpc64.bin" <<'PY'
+import sys, gfal2
+src, dst = sys.argv[1], sys.argv[2]
+ctx = gfal2.creat_context()
+params = ctx.transfer_parameters()
+params.nbstreams = 4
+ctx.set_opt_integer("PXFER", "PERF_INTERVAL_MS", 50)
+markers = []
+params.monitor_callback = lambda s, d, avg, inst, count, elapsed: markers.append((count, avg, inst, elapsed))
+ctx.filecopy(params, src, dst)
+print("markers=%d last=%s" % (len(markers), markers[-1] if markers else None))
+assert markers, "no performance marker"
+assert [m[0] for m in markers] == sorted(m[0] for m in markers), "bytes must not go backwards"
+assert markers[-1][0] == 64 * 1024 * 1024, "the last marker must count every byte"
+assert markers[-1][1] > 0, "an average rate"
+PY
+check "performance markers of a third-party copy ($out)" test "$rc" -eq 0
+check "... byte-exact" cmp -s "$work/root/tpc64.bin" "$work/root_b/tpc64.bin"
+
+# gfal2's timeout bounds the whole copy: a server whose disk takes 2 MB/s (--emulate-disk-rate)
+# cannot take 40 MB within -T 2; the copy fails with ETIMEDOUT and nothing appears under the name.
+"$bin/pxferd" --root "$work/root_b" --listen 127.0.0.1:0 --port-file "$work/port_c" --tokens "$work/tokens" \
+  --emulate-disk-rate 2M --tpc-allow 127.0.0.1 --state-dir "$work/state/pxferd" 2> "$work/pxferd_c.log" &
+server_c_pid=$!
+for _ in $(seq 100); do [ -s "$work/port_c" ] && break; sleep 0.1; done
+head -c 40000000 /dev/urandom > "$work/local/slow.bin"
+start=$(date +%s)
+run gfal-copy -T 2 "file://$work/local/slow.bin" "pxfer://127.0.0.1:$(cat "$work/port_c")/slow.bin"
+took=$(( $(date +%s) - start ))
+check "gfal-copy -T 2 of a copy that needs 20 s: ETIMEDOUT (110) in ${took} s ($rc: $out)" \
+  bash -c '[ "$1" -eq 110 ] && [ "$2" -le 10 ]' _ "$rc" "$took"
+check "... and nothing under the destination name" test ! -e "$work/root_b/slow.bin"
+# The same bound for a third-party copy (push: A writes to the slow server, at its disk's pace).
+start=$(date +%s)
+run gfal-copy -T 2 --copy-mode push "$base/tpc64.bin" "pxfer://127.0.0.1:$(cat "$work/port_c")/slow64.bin"
+took_tpc=$(( $(date +%s) - start ))
+sleep 2  # the source server notices its steering client left at its next progress report
+check "gfal-copy -T 2 of a third-party copy that needs 30 s: ETIMEDOUT (110) in ${took_tpc} s ($rc: $out)" \
+  bash -c '[ "$1" -eq 110 ] && [ "$2" -le 10 ]' _ "$rc" "$took_tpc"
+check "... and the server doing it aborted it" grep -q "copy aborted" "$work/pxferd.log"
+check "... and nothing under the destination name" test ! -e "$work/root_b/slow64.bin"
+kill "$server_c_pid" 2>/dev/null; wait "$server_c_pid" 2>/dev/null || true
 
 echo "gfal_test: $failures failure(s)"
 [ "$failures" -eq 0 ]

@@ -73,6 +73,16 @@ auto fields_of(const StatOk& m) { return std::tie(m.entry); }
 auto fields_of(const Rename& m) { return std::tie(m.from, m.to, m.overwrite); }
 auto fields_of(const RemoveTree& m) { return std::tie(m.path, m.recursive); }
 auto fields_of(const ListChildren& m) { return std::tie(m.path); }
+auto fields_of(const TpcGrantRequest& m) { return std::tie(m.direction, m.flags, m.size, m.path); }
+auto fields_of(const TpcGrant& m) { return std::tie(m.secret, m.lifetime_ms); }
+auto fields_of(const TpcStart& m) {
+  return std::tie(m.mode, m.checksum, m.flags, m.streams, m.block_size, m.interval_ms, m.stall_timeout_ms, m.local_path,
+                  m.peer_url, m.grant, m.peer_fingerprint);
+}
+auto fields_of(const TpcProgress& m) { return std::tie(m.bytes, m.total, m.streams); }
+auto fields_of(const TpcDone& m) {
+  return std::tie(m.bytes, m.resumed_bytes, m.elapsed_ms, m.streams, m.block_size, m.checksum, m.value, m.stream_recoveries);
+}
 
 // Same alternative, every field equal, and the same bytes (the encoding is canonical:
 // fixed-width fields, length-prefixed strings).
@@ -182,6 +192,15 @@ Message sample_of() {
                     ListEntry{EntryKind::file, 42, 0640, 1700000000123456789ll, "sub/f.root"}}};
   else if constexpr (std::is_same_v<M, Auth>) return Auth{"0123456789abcdef0123456789abcdef"};
   else if constexpr (std::is_same_v<M, AuthOk>) return AuthOk{"alice", right_read | right_write};
+  else if constexpr (std::is_same_v<M, TpcGrantRequest>)
+    return TpcGrantRequest{Direction::get, open_overwrite, 0x123456789ull, "atlas/run42.root"};
+  else if constexpr (std::is_same_v<M, TpcGrant>) return TpcGrant{std::string(64, 'a'), 60000};
+  else if constexpr (std::is_same_v<M, TpcStart>)
+    return TpcStart{CopyMode::push, 2, open_overwrite | open_sync, 8, 4u << 20, 500, 9000, "atlas/x.root",
+                    "pxfer://se02:7777/atlas/y.root", std::string(64, 'b'), "sha256:" + std::string(64, 'f')};
+  else if constexpr (std::is_same_v<M, TpcProgress>) return TpcProgress{0x0102030405ull, 0x0203040506ull, {figures(0), figures(5)}};
+  else if constexpr (std::is_same_v<M, TpcDone>)
+    return TpcDone{0x0102030405ull, 77, 1500, 8, 4u << 20, 1, "0a3c1f2e", 3};
   else if constexpr (std::is_same_v<M, End> || std::is_same_v<M, Done> || std::is_same_v<M, InfoRequest>)
     return M{};  // no fields
   else static_assert(always_false<M>, "give the new message a sample with every field set");
@@ -995,6 +1014,27 @@ namespace {
 
 // The namespace requests' flags are 0 or 1 and STAT_OK names a file or a directory: anything
 // else is refused rather than read as "true" or as an unknown kind.
+TEST(WireCodec, ThirdPartyCopyValuesOutOfRangeAreBadField) {
+  auto verdict = [](const Message& m) { return decode_frame(encode(m)); };
+  auto start = std::get<TpcStart>(sample_of<TpcStart>());
+  EXPECT_EQ(verdict(start), DecodeStatus::ok);
+  auto bad = start;
+  bad.mode = static_cast<CopyMode>(3);
+  EXPECT_EQ(verdict(bad), DecodeStatus::bad_field);
+  bad = start;
+  bad.streams = 0;
+  EXPECT_EQ(verdict(bad), DecodeStatus::bad_field);
+  bad = start;
+  bad.block_size = 1;
+  EXPECT_EQ(verdict(bad), DecodeStatus::bad_field);
+  auto grant = std::get<TpcGrantRequest>(sample_of<TpcGrantRequest>());
+  grant.direction = static_cast<Direction>(0);
+  EXPECT_EQ(verdict(grant), DecodeStatus::bad_field);
+  auto done = std::get<TpcDone>(sample_of<TpcDone>());
+  done.checksum = 9;
+  EXPECT_EQ(verdict(done), DecodeStatus::bad_field);
+}
+
 TEST(WireCodec, NamespaceFlagsAndKindsOutOfRangeAreBadField) {
   EXPECT_EQ(decode_frame(encode(Rename{"a", "b", 2})), DecodeStatus::bad_field);
   EXPECT_EQ(decode_frame(encode(RemoveTree{"a", 2})), DecodeStatus::bad_field);

@@ -48,6 +48,11 @@ void add_auth(CLI::App& app, ServerOptions& o) {
   app.add_option("--cert", o.cert_file, "server certificate chain (PEM); default: a self-signed one in --state-dir")
       ->type_name("FILE")->group(g_auth);
   app.add_option("--key", o.key_file, "private key of --cert (PEM)")->type_name("FILE")->group(g_auth);
+  app.add_option("--tpc-allow", o.tpc_allow,
+                 "third-party copy: a peer this server may connect to when a client asks it to pull from or push to "
+                 "another pxferd (HOST, HOST:PORT, or ADDRESS/PREFIX such as 10.1.0.0/16; repeatable or comma-separated; "
+                 "in the config file a list). Default: none, this server makes no third-party copy connections")
+      ->type_name("PEER")->delimiter(',')->group(g_auth);  // --print-config writes the list comma-separated
   app.add_option("--state-dir", o.state_dir,
                  "where the self-signed certificate lives (default $XDG_STATE_HOME/pxferd or ~/.local/state/pxferd)")
       ->type_name("DIR")->group(g_auth);
@@ -82,6 +87,9 @@ void add_limits(CLI::App& app, DaemonArgs& a) {
                  "refuse a put of a file larger than SIZE (e.g. 100G) before anything is allocated; default: no limit "
                  "but the destination's free space")
       ->type_name("SIZE")->group(g_limits);
+  app.add_option("--tpc-grant-lifetime", a.tpc_grant_lifetime,
+                 "how long a third-party copy grant stays valid for the peer's login (shorter only for tests)")
+      ->type_name("DURATION")->capture_default_str()->group(g_lab);
   app.add_option("--emulate-disk-rate", a.disk_rate,
                  "pace all file writes together to SIZE bytes a second (e.g. 40M), a slow disk shared by every transfer")
       ->type_name("SIZE")->group(g_lab);

@@ -29,6 +29,7 @@ struct DaemonArgs {
   std::string disk_rate;
   std::string max_file_size;  // "" = no limit
   std::string metrics_listen;  // "" = off; PORT = 127.0.0.1:PORT
+  std::string tpc_grant_lifetime = "60s";
 };
 
 // The subcommands and the flags that are not server options.

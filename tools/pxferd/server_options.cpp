@@ -53,6 +53,7 @@ ServerOptions to_server_options(const DaemonArgs& a) {
   o.threads = a.threads;
   o.max_active = a.max_active;
   o.idle_timeout = duration_option("--idle-timeout", a.idle_timeout, 1000, "5m, 30s");
+  o.tpc_grant_lifetime = duration_option("--tpc-grant-lifetime", a.tpc_grant_lifetime, 100, "60s, 2m");
   o.queue_timeout = duration_option("--queue-timeout", a.queue_timeout, 1, "30s, 10m");
   o.drain_timeout = duration_option("--drain-timeout", a.drain_timeout, 0, "30s, 5m, or 0");
   o.partial_max_age =

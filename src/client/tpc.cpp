@@ -1,0 +1,159 @@
+// The steering client of a third-party copy (pxfer/tpc.hpp): STAT at the source, a grant from the
+// passive server, TPC_START to the active one, then its TPC_PROGRESS frames until TPC_DONE.
+#include "pxfer/tpc.hpp"
+
+#include <algorithm>
+
+#include "connect.hpp"
+#include "net/frame_io.hpp"
+#include "path_names.hpp"
+#include "pxfer/log_safe.hpp"
+#include "pxfer/stream_meter.hpp"
+
+namespace pxfer {
+namespace {
+
+using net::awaitable;
+
+struct Plan {
+  Url source, dest;
+  CopyMode mode;
+  const ClientOptions& options;
+  ProgressListener* listener;
+  std::shared_ptr<ClientTrust> trust;
+  Clock::time_point deadline;  // Clock::time_point::max() = none
+};
+
+awaitable<wire::Message> ask(ControlLink& link, const wire::Message& request, std::chrono::milliseconds timeout) {
+  co_await net::send_message(*link.connection, request);
+  auto reply = co_await net::read_message_within(*link.connection, timeout);
+  if (!reply) throw Error(Errc::network, link.authority + " did not answer within " +
+                                             std::to_string(timeout.count() / 1000) + " s");
+  co_return std::move(*reply);
+}
+
+void require_tpc(const ControlLink& link) {
+  if ((link.hello.capabilities & wire::cap_tpc) == 0)
+    throw Error(Errc::protocol, link.authority + " does not offer third-party copy (an older pxferd); "
+                                                 "copy through this host instead: pxfer get, then pxfer put");
+}
+
+std::uint32_t open_flags(const ClientOptions& o) {
+  return (o.overwrite ? wire::open_overwrite : 0u) | (o.resume ? 0u : wire::open_no_resume) |
+         (o.sync ? wire::open_sync : 0u) | (o.encrypt ? wire::open_encrypt : 0u) |
+         (o.stream_stats ? wire::open_want_stats : 0u);
+}
+
+wire::TpcStart start_message(const Plan& p, const wire::TpcGrant& grant, const std::string& fingerprint) {
+  const bool pull = p.mode == CopyMode::pull;
+  const Url& peer = pull ? p.source : p.dest;
+  wire::TpcStart m;
+  m.mode = pull ? wire::CopyMode::pull : wire::CopyMode::push;
+  m.checksum = static_cast<std::uint8_t>(p.options.checksum);
+  m.flags = open_flags(p.options);
+  m.streams = p.options.streams;
+  m.block_size = p.options.block_size;
+  m.interval_ms = static_cast<std::uint32_t>(p.options.perf_interval.count());
+  m.stall_timeout_ms = static_cast<std::uint32_t>(p.options.stall_timeout.count());
+  m.local_path = pull ? p.dest.path : p.source.path;
+  m.peer_url = peer.to_string();
+  m.grant = grant.secret;
+  m.peer_fingerprint = fingerprint;
+  return m;
+}
+
+// TPC_PROGRESS frames to rate lines until TPC_DONE (or the active server's ERROR).
+awaitable<void> follow(ControlLink& active, const Plan& p, TransferSummary& summary) {
+  RateMeter meter(Clock::now());
+  StreamMeter per_stream(Clock::now());  // --stream-stats: the sending server's view of each stream
+  // The active server reports every interval even while its copy waits for a slot.
+  const auto silence = p.options.stall_timeout + p.options.perf_interval * 3 + std::chrono::seconds(30);
+  for (;;) {
+    const auto now = Clock::now();
+    if (now >= p.deadline) throw Error(Errc::network, "the third-party copy timed out (its time limit passed)");
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(p.deadline - now);
+    auto next = co_await net::read_message_within(*active.connection, std::min(silence, left + std::chrono::milliseconds(1)));
+    if (!next && Clock::now() >= p.deadline) continue;  // the deadline, not the server's silence
+    if (!next) throw Error(Errc::network, active.authority + " sent no progress of the third-party copy for " +
+                                              std::to_string(silence.count() / 1000) + " s");
+    wire::Message message = std::move(*next);
+    if (auto* progress = std::get_if<wire::TpcProgress>(&message)) {
+      const auto now = Clock::now();
+      IntervalReport r{meter.sample(now, progress->bytes), {}};
+      // (None before the copy's first interval on the server: the meter keeps the last figures.)
+      if (p.options.stream_stats && !progress->streams.empty()) r.streams = per_stream.sample(now, progress->streams);
+      if (p.listener) p.listener->on_interval(r);
+      continue;
+    }
+    auto done = net::expect<wire::TpcDone>(std::move(message), "third-party copy (" + active.authority + ")");
+    summary.bytes = done.bytes;  // the file's size, as for put and get
+    summary.resumed_bytes = done.resumed_bytes;
+    summary.seconds = done.elapsed_ms / 1000.0;
+    summary.streams = done.streams;
+    summary.block_size = done.block_size;
+    summary.checksum = static_cast<ChecksumAlgo>(done.checksum);
+    summary.checksum_value = log_safe(done.value);
+    summary.stream_recoveries = done.stream_recoveries;
+    if (p.options.stream_stats) summary.stream_totals = per_stream.totals(Clock::now());
+    const std::uint64_t moved = done.bytes - std::min(done.bytes, done.resumed_bytes);
+    if (p.listener) p.listener->on_finish(IntervalReport{meter.sample(Clock::now(), moved), {}}, summary);
+    co_return;
+  }
+}
+
+awaitable<void> attempt(const Plan& p, TransferSummary& summary) {
+  auto trust = p.trust;
+  const auto timeout = p.options.connect_timeout;
+  ControlLink src = co_await open_control(p.source, timeout, trust);
+  ControlLink dst = co_await open_control(p.dest, timeout, trust);
+  require_tpc(src);
+  require_tpc(dst);
+  wire::Message ask_stat = wire::Stat{p.source.path};
+  auto reply = co_await ask(src, ask_stat, timeout);
+  auto stat = net::expect<wire::StatOk>(std::move(reply), p.source.to_string());
+  if (stat.entry.kind != wire::EntryKind::file)
+    throw Error(Errc::usage, p.source.to_string() + " is a directory; a third-party copy moves one file");
+  const bool pull = p.mode == CopyMode::pull;
+  ControlLink& passive = pull ? src : dst;
+  ControlLink& active = pull ? dst : src;
+  wire::Message ask_grant = wire::TpcGrantRequest{pull ? wire::Direction::get : wire::Direction::put,
+                                                  open_flags(p.options) & wire::open_overwrite, stat.entry.size,
+                                                  pull ? p.source.path : p.dest.path};
+  reply = co_await ask(passive, ask_grant, timeout);
+  auto grant = net::expect<wire::TpcGrant>(std::move(reply), passive.authority);
+  // The active server must meet the certificate this client verified, and no other.
+  wire::Message start = start_message(p, grant, trust->verified_fingerprint(passive.authority));
+  summary.bytes = stat.entry.size;
+  summary.identity = log_safe(active.auth.identity);
+  summary.protection = std::string("third-party copy (") + (pull ? "pull" : "push") + "), data " +
+                       (p.options.encrypt ? "TLS1.3" : "clear") + " between the servers";
+  if (p.listener) p.listener->on_start(summary);
+  co_await net::send_message(*active.connection, start);
+  co_await follow(active, p, summary);
+}
+
+}  // namespace
+
+TransferSummary copy_between_servers(const Url& source, const Url& dest, const ClientOptions& options, CopyMode mode,
+                                     ProgressListener* listener, const ClientSecurity* security,
+                                     std::chrono::milliseconds timeout) {
+  if (source.trailing_slash) throw Error(Errc::usage, source.to_string() + ": names a directory; name a file");
+  auto trust = security ? std::make_shared<ClientTrust>(*security) : current_trust();
+  const auto deadline = timeout.count() > 0 ? Clock::now() + timeout : Clock::time_point::max();
+  Plan plan{source, dest, mode, options, listener, trust, deadline};
+  if (plan.dest.trailing_slash) plan.dest.path += basename_of(source.path);
+  TransferSummary summary;
+  summary.direction = mode == CopyMode::pull ? Direction::get : Direction::put;
+  summary.source = source.to_string();
+  summary.destination = plan.dest.to_string();
+  summary.checksum = options.checksum;
+  summary.attempts = with_retries(options.retry, [&](unsigned number) {
+    summary.attempts = number;  // the summary line is printed inside the attempt that succeeds
+    run_io(1, [&](boost::asio::io_context&) { return attempt(plan, summary); });
+  }, [&](const RetryNotice& n) {
+    if (n.next && listener) listener->on_retry(n.next, n.total, n.delay_seconds, n.error.what());
+  });
+  return summary;
+}
+
+}  // namespace pxfer

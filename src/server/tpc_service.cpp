@@ -1,0 +1,242 @@
+#include "tpc_service.hpp"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <algorithm>
+#include <mutex>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "net/frame_io.hpp"
+#include "pxfer/client.hpp"
+#include "pxfer/log_safe.hpp"
+
+namespace pxfer::server {
+namespace {
+
+namespace asio = boost::asio;
+using net::awaitable;
+
+// The copy runs on a thread of its own (a ClientSession blocks its caller and has its own
+// io_context): these are what the thread and the session's coroutine share.
+struct CopyRun : ProgressListener {
+  std::atomic<std::uint64_t> bytes{0};
+  std::atomic<bool> finished{false};
+  std::optional<Error> failure;  // written before `finished`, read after it
+  TransferSummary summary;
+  void on_interval(const IntervalReport& r) override {
+    bytes = r.total.bytes;
+    std::lock_guard lock(mutex);
+    streams.clear();
+    for (const auto& s : r.streams) streams.push_back(s.figures);
+  }
+  std::vector<wire::StreamFigures> latest_streams() {
+    std::lock_guard lock(mutex);
+    return streams;
+  }
+  void on_finish(const IntervalReport& r, const TransferSummary&) override { bytes = r.total.bytes; }
+
+  // The steering client went away: the copy stops (the receiver keeps its partial file for a
+  // retry). The session is registered while its transfer runs, so the two threads meet here.
+  void abort() {
+    std::lock_guard lock(mutex);
+    aborted = true;
+    if (session) session->abort();
+  }
+  void attach(ClientSession* s) {
+    std::lock_guard lock(mutex);
+    session = s;
+    if (session && aborted) session->abort();
+  }
+  std::mutex mutex;
+  std::vector<wire::StreamFigures> streams;  // the sending side's, with open_want_stats
+  ClientSession* session = nullptr;
+  bool aborted = false;
+};
+
+std::string real_path(const std::string& path) {
+  char* resolved = ::realpath(path.c_str(), nullptr);
+  if (!resolved) throw Error(errc_from_errno(errno), path + ": " + errno_text(errno));
+  std::string out(resolved);
+  ::free(resolved);
+  return out;
+}
+
+// A push reads `path` below the export root by name: the name must stay below the root once every
+// symlink is followed, as the server's own reads (through the root's descriptor) do.
+std::string readable_below(const std::string& root, const std::string& path) {
+  const std::string base = real_path(root);
+  const std::string file = real_path(base + "/" + path);
+  if (file.rfind(base + "/", 0) != 0)
+    throw Error(Errc::permission, path + ": refused: it leads out of the export root");
+  return file;
+}
+
+ClientOptions copy_options(const wire::TpcStart& m) {
+  ClientOptions o;
+  o.streams = m.streams;
+  o.block_size = m.block_size;
+  o.checksum = static_cast<ChecksumAlgo>(m.checksum);
+  o.overwrite = (m.flags & wire::open_overwrite) != 0;
+  o.resume = (m.flags & wire::open_no_resume) == 0;
+  o.sync = (m.flags & wire::open_sync) != 0;
+  o.encrypt = (m.flags & wire::open_encrypt) != 0;
+  o.stream_stats = (m.flags & wire::open_want_stats) != 0;  // figures for TPC_PROGRESS
+  o.perf_interval = std::chrono::milliseconds(std::clamp<std::uint32_t>(m.interval_ms, 100, 60'000));
+  if (m.stall_timeout_ms != 0) o.stall_timeout = std::chrono::milliseconds(m.stall_timeout_ms);
+  o.retry.retries = 0;  // the steering client retries, with a new grant each time
+  return o;
+}
+
+wire::TpcDone done_of(const TransferSummary& s) {
+  wire::TpcDone d;
+  d.bytes = s.bytes;
+  d.resumed_bytes = s.resumed_bytes;
+  d.elapsed_ms = static_cast<std::uint32_t>(s.seconds * 1000);
+  d.streams = s.streams;
+  d.block_size = s.block_size;
+  d.checksum = static_cast<std::uint8_t>(s.checksum);
+  d.value = s.checksum_value;
+  d.stream_recoveries = s.stream_recoveries;
+  return d;
+}
+
+// TPC_PROGRESS each interval while the copy thread runs (checked every 20 ms, so that TPC_DONE
+// follows the copy's end closely), then TPC_DONE or the copy's error.
+awaitable<void> report_until_done(net::Connection& control, CopyRun& run, std::uint32_t interval_ms, std::uint64_t total) {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  const auto interval = std::chrono::milliseconds(std::clamp<std::uint32_t>(interval_ms, 100, 60'000));
+  auto next_report = Clock::now() + interval;
+  while (!run.finished) {
+    timer.expires_after(std::chrono::milliseconds(20));
+    co_await timer.async_wait(asio::use_awaitable);
+    if (run.finished || Clock::now() < next_report) continue;
+    next_report += interval;
+    wire::Message progress = wire::TpcProgress{run.bytes.load(), total, run.latest_streams()};
+    try {
+      co_await net::send_message(control, progress);
+    } catch (...) {
+      spdlog::info("client={} went away during its third-party copy: copy aborted", control.peer());
+      run.abort();  // nobody is left to report to or to retry: the copy ends here
+      throw;
+    }
+  }
+  wire::Message last = run.failure ? wire::Message(wire::ErrorMsg{static_cast<std::uint16_t>(run.failure->code()),
+                                                                  run.failure->what()})
+                                   : wire::Message(done_of(run.summary));
+  co_await net::send_message(control, last);
+}
+
+std::uint64_t file_size(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+}
+
+}  // namespace
+
+TpcService::TpcService(const ServerOptions& options)
+    : options_(options), grants_(options.tpc_grant_lifetime), peers_(options.tpc_allow) {}
+
+awaitable<void> TpcService::grant(net::Connection& control, const SessionRights& rights, const wire::TpcGrantRequest& m) {
+  std::optional<Error> failed;
+  wire::Message answer;
+  try {
+    auto path = normalize_request_path(m.path);
+    if (!path || path->empty()) throw Error(Errc::usage, m.path + ": a third-party copy needs a file below the export root");
+    TpcScope scope{*path, static_cast<std::uint8_t>(m.direction), m.size, (m.flags & wire::open_overwrite) != 0,
+                   rights.identity};
+    answer = wire::TpcGrant{grants_.issue(scope, Clock::now()),
+                            static_cast<std::uint32_t>(grants_.lifetime().count())};
+    spdlog::info("client={} identity={} path={} third-party copy grant issued ({})", control.peer(), rights.identity,
+                 *path, m.direction == wire::Direction::put ? "the peer writes" : "the peer reads");
+  } catch (const Error& e) {
+    failed = e;
+  }
+  if (failed) answer = wire::ErrorMsg{static_cast<std::uint16_t>(failed->code()), failed->what()};
+  co_await net::send_message(control, answer);
+}
+
+awaitable<Url> TpcService::allowed_peer(const Url& peer) {
+  if (peers_.empty())
+    throw Error(Errc::permission, "this server makes no third-party copies: its operator allows no peer "
+                                  "(pxferd --tpc-allow HOST or ADDRESS/PREFIX)");
+  net::tcp::resolver resolver(co_await asio::this_coro::executor);
+  auto [ec, results] = co_await resolver.async_resolve(peer.host, std::to_string(peer.port), net::use_tuple);
+  if (ec) throw Error(Errc::network, "cannot resolve the third-party copy peer " + peer.authority() + ": " + ec.message());
+  for (const auto& entry : results) {
+    const std::string address = entry.endpoint().address().to_string();
+    if (!peers_.allows(peer.host, address, peer.port)) continue;
+    Url pinned = peer;
+    pinned.host = address;
+    co_return pinned;
+  }
+  throw Error(Errc::permission, "this server does not connect to " + peer.authority() +
+                                    " for third-party copies: the peer is not in its --tpc-allow");
+}
+
+awaitable<void> TpcService::start(net::Connection& control, const SessionRights& rights, const wire::TpcStart& m) {
+  auto run = std::make_shared<CopyRun>();
+  std::optional<Error> refused;
+  std::uint64_t total = 0;
+  try {
+    std::string why;
+    auto peer = parse_url(m.peer_url, &why);
+    if (!peer) throw Error(Errc::usage, "third-party copy peer " + m.peer_url + ": " + why);
+    if (normalize_fingerprint(m.peer_fingerprint).empty())
+      throw Error(Errc::usage, "third-party copy: the peer's certificate fingerprint is missing or malformed");
+    auto path = normalize_request_path(m.local_path);
+    if (!path || path->empty()) throw Error(Errc::usage, m.local_path + ": a third-party copy needs a file below the export root");
+    const Url target = co_await allowed_peer(*peer);
+    ClientSecurity security;
+    security.fingerprint = m.peer_fingerprint;  // what the steering client verified: nothing else
+    security.token = m.grant;
+    security.known_hosts_file = "/dev/null";  // never consulted with a fingerprint; never written
+    ClientOptions options = copy_options(m);
+    std::string local;
+    if (m.mode == wire::CopyMode::push) {
+      local = readable_below(options_.root, *path);
+      total = file_size(local);
+    } else {
+      options.local_root = real_path(options_.root);
+      local = options.local_root + "/" + *path;
+    }
+    spdlog::info("client={} identity={} third-party copy {} {} {} {}", control.peer(), rights.identity,
+                 m.mode == wire::CopyMode::push ? "push" : "pull", *path, m.mode == wire::CopyMode::push ? "to" : "from",
+                 log_safe(target.to_string()));
+    const bool push = m.mode == wire::CopyMode::push;
+    std::thread([run, options, security, target, local, push] {
+      try {
+        ClientSession session(options, security);
+        run->attach(&session);
+        try {
+          run->summary = push ? session.put(local, target, options, run.get()) : session.get(target, local, options, run.get());
+        } catch (...) {
+          run->attach(nullptr);
+          throw;
+        }
+        run->attach(nullptr);
+      } catch (const Error& e) {
+        run->failure = e;
+      } catch (const std::exception& e) {
+        run->failure = Error(Errc::internal, std::string("third-party copy: ") + e.what());
+      }
+      run->finished = true;
+    }).detach();
+  } catch (const Error& e) {
+    refused = e;
+  }
+  if (refused) {
+    spdlog::info("client={} identity={} third-party copy refused: {}", control.peer(), rights.identity, refused->what());
+    wire::Message answer = wire::ErrorMsg{static_cast<std::uint16_t>(refused->code()), refused->what()};
+    co_await net::send_message(control, answer);
+    co_return;
+  }
+  co_await report_until_done(control, *run, m.interval_ms, total);
+}
+
+}  // namespace pxfer::server

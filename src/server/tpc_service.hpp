@@ -1,0 +1,39 @@
+#pragma once
+// Third-party copy on pxferd (docs/protocol.md "Third-party copy"). As the PASSIVE end it hands a
+// steering client a one-time grant (TPC_GRANT_REQUEST, tpc_grants.hpp) that the other server
+// then presents as its AUTH token. As the ACTIVE end (TPC_START) it is an ordinary pxfer client
+// of the other server, through the same ClientSession that `pxfer put` and `pxfer get` use (one
+// engine: N streams, block checksums, resume, stall detection), and reports its progress to the
+// steering client. It connects only to peers the operator allows (ServerOptions::tpc_allow).
+#include <memory>
+
+#include "authenticator.hpp"
+#include "net/connection.hpp"
+#include "pxfer/server.hpp"
+#include "wire/wire.hpp"
+#include "tpc_grants.hpp"
+#include "tpc_peers.hpp"
+
+namespace pxfer::server {
+
+class TpcService {
+ public:
+  explicit TpcService(const ServerOptions& options);
+  GrantBook& grants() { return grants_; }
+  // The steering identity's access was checked by the caller (read or write of m.path).
+  net::awaitable<void> grant(net::Connection& control, const SessionRights& rights, const wire::TpcGrantRequest& m);
+  // The steering identity's access to m.local_path was checked by the caller. Sends TPC_PROGRESS
+  // frames while the copy runs, then TPC_DONE or ERROR.
+  net::awaitable<void> start(net::Connection& control, const SessionRights& rights, const wire::TpcStart& m);
+
+ private:
+  // The URL to connect to: the peer's host replaced by the first address it resolves to that
+  // the policy allows (so a second lookup cannot lead elsewhere). Throws Error(permission).
+  net::awaitable<Url> allowed_peer(const Url& peer);
+
+  const ServerOptions& options_;
+  GrantBook grants_;
+  PeerPolicy peers_;
+};
+
+}  // namespace pxfer::server

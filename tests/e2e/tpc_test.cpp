@@ -1,0 +1,265 @@
+// Issue 13 point 3: third-party copy between two real pxferd on loopback. Byte-exact pull and
+// push copies; the steering client's JSON; and the attacks: a grant used twice, an expired grant,
+// a grant for another path, a peer outside --tpc-allow, a read-only identity at the destination.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <map>
+#include <thread>
+
+#include "client/connect.hpp"
+#include "net/frame_io.hpp"
+#include "support/e2e.hpp"
+
+namespace pxfer::e2e {
+namespace {
+
+constexpr int exit_permission = 4, exit_exists = 9;
+const std::vector<std::string> allow_loopback = {"--tpc-allow", "127.0.0.1"};
+
+class ThirdPartyCopy : public ::testing::Test {
+ protected:
+  ThirdPartyCopy() : root_a(dir.subdir("a")), root_b(dir.subdir("b")), etc(dir.subdir("etc")) {
+    make_file(root_a + "/x.bin", 24 * MiB + 12345, 7);
+  }
+  TempDir dir;
+  std::string root_a, root_b, etc;
+};
+
+// One control connection to `server` logged in with `token` (a token or a grant), `request`
+// sent, its answer returned. Throws pxfer::Error as the client library does (AUTH refused, ...).
+net::awaitable<void> exchange(const Url& url, std::shared_ptr<ClientTrust> trust, const wire::Message& request,
+                              wire::Message& reply) {
+  ControlLink link = co_await open_control(url, std::chrono::milliseconds(5000), trust);
+  co_await net::send_message(*link.connection, request);
+  reply = co_await net::read_message(*link.connection);
+}
+
+wire::Message ask(const ServerProcess& server, const std::string& token, const wire::Message& request) {
+  auto trust = std::make_shared<ClientTrust>(ClientSecurity{"", server.fingerprint(), "/dev/null", token, "", ""});
+  auto url = parse_url(server.url(""));
+  wire::Message reply;
+  run_io(1, [&](boost::asio::io_context&) { return exchange(*url, trust, request, reply); });
+  return reply;
+}
+
+std::string grant_for(const ServerProcess& server, const std::string& path, std::uint64_t size) {
+  wire::Message reply = ask(server, "", wire::TpcGrantRequest{wire::Direction::put, 0, size, path});
+  return net::expect<wire::TpcGrant>(std::move(reply), server.authority()).secret;
+}
+
+wire::Open put_of(const std::string& path, std::uint64_t size) {
+  wire::Open o;
+  o.direction = wire::Direction::put;
+  o.streams = 1;
+  o.block_size = 4u << 20;
+  o.size = size;
+  o.path = path;
+  return o;
+}
+
+TEST_F(ThirdPartyCopy, PullIsByteExactAndReportsRates) {
+  ServerProcess a(root_a);
+  ServerProcess b(root_b, "127.0.0.1:0", allow_loopback);
+  RunResult r = run_pxfer("cp", a.url("x.bin"), b.url("y.bin"), "--streams", "4", "--rate-lines", "--perf-interval", "0.1");
+  ASSERT_EQ(r.exit_code, 0) << r.err << "\nA:\n" << a.log() << "\nB:\n" << b.log();
+  EXPECT_TRUE(files_equal(root_a + "/x.bin", root_b + "/y.bin"));
+  EXPECT_NE(r.out.find("bytes"), std::string::npos) << r.out;
+  EXPECT_NE(b.log().find("third-party copy pull"), std::string::npos) << b.log();
+}
+
+// The JSON lines, by event (the last of each).
+std::map<std::string, nlohmann::json> events_of(const std::string& out) {
+  std::map<std::string, nlohmann::json> events;
+  std::size_t start = 0;
+  while (start < out.size()) {
+    auto end = out.find('\n', start);
+    if (end == std::string::npos) end = out.size();
+    auto j = nlohmann::json::parse(out.substr(start, end - start));
+    events[j["event"]] = j;
+    start = end + 1;
+  }
+  return events;
+}
+
+TEST_F(ThirdPartyCopy, PushIsByteExactAndJsonHasTheChecksumBothEndsAgreedOn) {
+  ServerProcess a(root_a, "127.0.0.1:0", allow_loopback);
+  ServerProcess b(root_b);
+  ASSERT_EQ(run_pxfer("mkdir", b.url("sub")).exit_code, 0);
+  RunResult r = run_pxfer("cp", "--copy-mode", "push", "--json", "--streams", "3", a.url("x.bin"), b.url("sub/"));
+  ASSERT_EQ(r.exit_code, 0) << r.err << "\nA:\n" << a.log() << "\nB:\n" << b.log();
+  EXPECT_TRUE(files_equal(root_a + "/x.bin", root_b + "/sub/x.bin"));
+  auto events = events_of(r.out);
+  ASSERT_TRUE(events.count("summary")) << r.out;
+  EXPECT_EQ(events["summary"]["bytes"], file_size(root_a + "/x.bin"));
+  EXPECT_EQ(events["summary"]["checksum"]["value"], adler32_hex(root_a + "/x.bin"));
+  EXPECT_EQ(events["summary"]["streams"], 3);
+  EXPECT_NE(a.log().find("third-party copy push"), std::string::npos) << a.log();
+}
+
+// --stream-stats: the per-stream view comes from the server that sends (A in a push: the server
+// doing the copy), through TPC_PROGRESS, into the same JSON fields as for put and get.
+TEST_F(ThirdPartyCopy, StreamStatsShowTheSendingServersStreams) {
+  ServerProcess a(root_a, "127.0.0.1:0", allow_loopback);
+  // B's disk takes 16 MB/s: the copy lasts about 1.5 s, some fifteen intervals of 100 ms.
+  ServerProcess b(root_b, "127.0.0.1:0", {"--insecure-no-auth", "--emulate-disk-rate", "16M"});
+  RunResult r = run_pxfer("cp", "--copy-mode", "push", "--json", "--stream-stats", "--streams", "3", "--perf-interval",
+                          "0.1", a.url("x.bin"), b.url("y.bin"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(files_equal(root_a + "/x.bin", root_b + "/y.bin"));
+  bool seen_streams = false;
+  std::size_t start = 0;
+  for (std::size_t end; (end = r.out.find('\n', start)) != std::string::npos; start = end + 1) {
+    auto j = nlohmann::json::parse(r.out.substr(start, end - start));
+    if (j["event"] == "interval" && j.contains("streams") && !j["streams"].empty()) {
+      seen_streams = true;
+      EXPECT_LE(j["streams"].size(), 3u);
+      EXPECT_TRUE(j["streams"][0].contains("cwnd")) << j.dump();
+    }
+    if (j["event"] == "summary") {
+      ASSERT_TRUE(j.contains("stream_totals")) << j.dump();
+      EXPECT_EQ(j["stream_totals"].size(), 3u) << j.dump();
+    }
+  }
+  EXPECT_TRUE(seen_streams) << r.out;
+}
+
+TEST_F(ThirdPartyCopy, AnExistingDestinationNeedsOverwrite) {
+  ServerProcess a(root_a, "127.0.0.1:0", allow_loopback);
+  ServerProcess b(root_b, "127.0.0.1:0", allow_loopback);
+  make_file(root_b + "/y.bin", 1000, 1);
+  for (const char* mode : {"pull", "push"}) {
+    SCOPED_TRACE(mode);
+    RunResult r = run_pxfer("cp", "--copy-mode", mode, a.url("x.bin"), b.url("y.bin"));
+    EXPECT_EQ(r.exit_code, exit_exists) << r.err;
+    EXPECT_EQ(file_size(root_b + "/y.bin"), 1000u) << "not clobbered";
+  }
+  RunResult r = run_pxfer("cp", "--overwrite", a.url("x.bin"), b.url("y.bin"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(files_equal(root_a + "/x.bin", root_b + "/y.bin"));
+}
+
+// The operator decides: a server without --tpc-allow for the peer makes no connection to it.
+TEST_F(ThirdPartyCopy, APeerOutsideTpcAllowIsRefused) {
+  ServerProcess a(root_a);
+  ServerProcess b(root_b);  // no --tpc-allow at all
+  RunResult r = run_pxfer("cp", a.url("x.bin"), b.url("y.bin"));
+  EXPECT_EQ(r.exit_code, exit_permission) << r.err;
+  EXPECT_NE(r.err.find("--tpc-allow"), std::string::npos) << r.err;
+  ServerProcess c(dir.subdir("c"), "127.0.0.1:0", {"--tpc-allow", "10.0.0.0/8"});
+  RunResult other = run_pxfer("cp", a.url("x.bin"), c.url("y.bin"));
+  EXPECT_EQ(other.exit_code, exit_permission) << other.err;
+  EXPECT_NE(other.err.find("not in its --tpc-allow"), std::string::npos) << other.err;
+  EXPECT_FALSE(path_exists(root_b + "/y.bin"));
+}
+
+// The steering identity needs write access at the destination in both modes: for a push the
+// destination will not grant what its identity may not do itself; for a pull it will not write.
+TEST_F(ThirdPartyCopy, AReadOnlyIdentityAtTheDestinationIsRefused) {
+  const std::string tokens = etc + "/tokens";
+  write_private(etc + "/reader.token", create_token("reader", tokens) + "\n");
+  write_private(etc + "/access_b", "reader / ro\n");
+  write_private(etc + "/access_a", "reader / rw\n");
+  ServerProcess a(root_a, "127.0.0.1:0", {"--tokens", tokens, "--access", etc + "/access_a", "--tpc-allow", "127.0.0.1"});
+  ServerProcess b(root_b, "127.0.0.1:0", {"--tokens", tokens, "--access", etc + "/access_b", "--tpc-allow", "127.0.0.1"});
+  for (const char* mode : {"pull", "push"}) {
+    SCOPED_TRACE(mode);
+    RunResult r = run_pxfer("cp", "--copy-mode", mode, "--token-file", etc + "/reader.token", a.url("x.bin"), b.url("y.bin"));
+    EXPECT_EQ(r.exit_code, exit_permission) << r.err;
+    EXPECT_NE(r.err.find("read-only"), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(path_exists(root_b + "/y.bin"));
+}
+
+TEST_F(ThirdPartyCopy, AGrantLogsInOnceOnly) {
+  ServerProcess b(root_b);
+  const std::string grant = grant_for(b, "y.bin", 1000);
+  wire::Message ping = wire::Ping{7};
+  EXPECT_TRUE(std::holds_alternative<wire::Pong>(ask(b, grant, ping)));
+  try {
+    ask(b, grant, ping);
+    ADD_FAILURE() << "a used grant logged in again";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::permission) << e.what();
+    EXPECT_NE(std::string(e.what()).find("grant"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(ThirdPartyCopy, AnExpiredGrantIsRefused) {
+  ServerProcess b(root_b, "127.0.0.1:0", {"--insecure-no-auth", "--tpc-grant-lifetime", "300ms"});
+  const std::string grant = grant_for(b, "y.bin", 1000);
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  wire::Message ping = wire::Ping{7};
+  try {
+    ask(b, grant, ping);
+    ADD_FAILURE() << "an expired grant logged in";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::permission) << e.what();
+  }
+}
+
+// A grant names one file, one direction and one size: anything else on its session is refused
+// (and ends the session), and nothing is written.
+TEST_F(ThirdPartyCopy, AGrantForOnePathOpensNoOther) {
+  ServerProcess b(root_b);
+  make_file(root_b + "/secret.bin", 1000, 3);
+  const std::vector<wire::Message> attacks = {
+      put_of("other.bin", 1000), put_of("y.bin", 999), put_of("../b/other.bin", 1000), wire::Remove{"secret.bin"},
+      wire::Stat{"secret.bin"}, wire::Sum{"secret.bin", 1, 1000}, wire::Mkdir{"made"},
+      wire::TpcGrantRequest{wire::Direction::put, 0, 5, "z.bin"}};
+  for (const auto& attack : attacks) {
+    SCOPED_TRACE(wire::type_name(wire::type_of(attack)));
+    const std::string grant = grant_for(b, "y.bin", 1000);
+    wire::Message reply = ask(b, grant, attack);
+    auto* error = std::get_if<wire::ErrorMsg>(&reply);
+    ASSERT_NE(error, nullptr) << wire::type_name(wire::type_of(reply));
+    EXPECT_EQ(error->code, static_cast<std::uint16_t>(Errc::permission)) << error->message;
+  }
+  wire::Message get = [] {
+    wire::Open o = put_of("secret.bin", 0);
+    o.direction = wire::Direction::get;
+    return wire::Message(o);
+  }();
+  wire::Message reply = ask(b, grant_for(b, "secret.bin", 1000), get);
+  EXPECT_TRUE(std::holds_alternative<wire::ErrorMsg>(reply)) << "a put grant reads nothing";
+  EXPECT_TRUE(path_exists(root_b + "/secret.bin"));
+  EXPECT_FALSE(path_exists(root_b + "/other.bin"));
+  EXPECT_FALSE(path_exists(root_b + "/made"));
+}
+
+// The active server accepts only the certificate the steering client verified: a grant with
+// another fingerprint does not get past TLS (checked by a TPC_START forged with a wrong one).
+TEST_F(ThirdPartyCopy, TheActiveServerChecksThePeersFingerprint) {
+  ServerProcess a(root_a);
+  ServerProcess b(root_b, "127.0.0.1:0", allow_loopback);
+  wire::TpcStart start;
+  start.mode = wire::CopyMode::pull;
+  start.checksum = 1;
+  start.streams = 2;
+  start.block_size = 4u << 20;
+  start.local_path = "y.bin";
+  start.peer_url = a.url("x.bin");
+  start.grant = net::expect<wire::TpcGrant>(ask(a, "", wire::TpcGrantRequest{wire::Direction::get, 0, 0, "x.bin"}),
+                                            a.authority()).secret;
+  start.peer_fingerprint = "sha256:" + std::string(64, '0');
+  wire::Message reply = ask(b, "", start);
+  auto* error = std::get_if<wire::ErrorMsg>(&reply);
+  ASSERT_NE(error, nullptr) << wire::type_name(wire::type_of(reply));
+  EXPECT_EQ(error->code, static_cast<std::uint16_t>(Errc::permission)) << error->message;
+  EXPECT_NE(error->message.find("fingerprint"), std::string::npos) << error->message;
+  EXPECT_FALSE(path_exists(root_b + "/y.bin"));
+}
+
+TEST_F(ThirdPartyCopy, BadArgumentsAreOneLineUsageErrors) {
+  ServerProcess a(root_a);
+  RunResult mode = run_pxfer("cp", "--copy-mode", "sideways", a.url("x.bin"), a.url("y.bin"));
+  EXPECT_EQ(mode.exit_code, 2) << mode.err;
+  RunResult dir_source = run_pxfer("cp", a.url(""), a.url("y.bin"));
+  EXPECT_EQ(dir_source.exit_code, 2) << dir_source.err;
+  RunResult missing = run_pxfer("cp", a.url("none.bin"), a.url("y.bin"));
+  EXPECT_EQ(missing.exit_code, 3) << missing.err;
+  EXPECT_EQ(std::count(missing.err.begin(), missing.err.end(), '\n'), 1) << missing.err;
+}
+
+}  // namespace
+}  // namespace pxfer::e2e
