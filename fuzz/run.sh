@@ -24,7 +24,7 @@ fi
 declare -A sources=(
   [frame]="fuzz/fuzz_frame.cpp src/wire/codec.cpp src/wire/block_codec.cpp src/wire/names.cpp src/wire/split.cpp src/common/error.cpp"
   [url]="fuzz/fuzz_url.cpp src/common/url.cpp"
-  [units]="fuzz/fuzz_units.cpp src/common/units.cpp src/report/doctor.cpp"
+  [units]="fuzz/fuzz_units.cpp src/common/units.cpp src/doctor/doctor.cpp"
   [path]="fuzz/fuzz_path.cpp src/common/safe_path.cpp src/common/log_safe.cpp src/common/error.cpp"
   [block]="fuzz/fuzz_block.cpp src/checksum/block_mac.cpp src/wire/codec.cpp src/wire/block_codec.cpp src/wire/names.cpp src/wire/split.cpp src/common/error.cpp"
 )
