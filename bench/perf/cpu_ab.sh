@@ -2,7 +2,7 @@
 # bench/perf/cpu_ab.sh ROUNDS SIZE BIN_DIR... : CPU seconds (client + server) of a 4-stream put
 # and get of SIZE per build, rounds interleaved, each build's pxfer against its own pxferd, files
 # in /dev/shm. CPU time moves less with the machine's load than MB/s do (docs/performance.md,
-# section 5); a BIN_DIR may hold wrapper scripts that set an environment for pxfer and pxferd.
+# section 6); a BIN_DIR may hold wrapper scripts that set an environment for pxfer and pxferd.
 set -euo pipefail
 rounds="$1"; size="$2"; shift 2; bins=("$@")
 w=$(mktemp -d /dev/shm/lg-cpu.XXXXXX); pids=()

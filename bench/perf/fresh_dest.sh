@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/perf/fresh_dest.sh BIN_DIR SIZE ROUNDS: printed rate and wall time of a 4-stream put and get into a
-# fresh destination against --overwrite of the existing one (issue 12.4; docs/performance.md, section 5)
+# fresh destination against --overwrite of the existing one (issue 12.4; docs/performance.md, section 6)
 set -euo pipefail
 bin="$1"; size="${2:-1G}"; rounds="${3:-3}"
 w=$(mktemp -d /dev/shm/lg-fr.XXXXXX); spid=

@@ -1,5 +1,5 @@
 // Adler-32 (ISA-L) and Poly1305 (OpenSSL EVP_MAC) over the same 2 MiB block in 256 KiB pieces,
-// one after the other per piece or interleaved in L1-sized sub-pieces (docs/performance.md, section 5):
+// one after the other per piece or interleaved in L1-sized sub-pieces (docs/performance.md, section 6):
 // g++ -O2 -o hash_mac_fusion bench/perf/hash_mac_fusion.cpp -lisal -lcrypto
 #include <isa-l.h>
 #include <openssl/evp.h>

@@ -1,4 +1,4 @@
-// The sender's copies, outside pxfer (docs/performance.md, section 5): CPU seconds of a thread
+// The sender's copies, outside pxfer (docs/performance.md, section 6): CPU seconds of a thread
 // sending FILE over loopback TCP in 256 KiB chunks, each chunk read once in user space (a stand-in
 // for the hash and the MAC), by:
 //   0 pread into a buffer + send        (pxfer before: two copies)

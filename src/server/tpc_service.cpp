@@ -1,6 +1,8 @@
 #include "tpc_service.hpp"
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include <boost/asio/steady_timer.hpp>
@@ -67,14 +69,24 @@ std::string real_path(const std::string& path) {
   return out;
 }
 
-// A push reads `path` below the export root by name: the name must stay below the root once every
-// symlink is followed, as the server's own reads (through the root's descriptor) do.
-std::string readable_below(const std::string& root, const std::string& path) {
-  const std::string base = real_path(root);
-  const std::string file = real_path(base + "/" + path);
-  if (file.rfind(base + "/", 0) != 0)
-    throw Error(Errc::permission, path + ": refused: it leads out of the export root");
-  return file;
+// A push reads `path` as the server's own gets do: opened beneath the export root's descriptor
+// (no way out of it, no symlink swapped in later), a regular file only. The client session then
+// opens /proc/self/fd/N, which can only ever be that file.
+struct PushSource {
+  int fd = -1;
+  std::uint64_t size = 0;
+  std::string name() const { return "/proc/self/fd/" + std::to_string(fd); }
+};
+PushSource open_push_source(const Directory& root, const std::string& path) {
+  PushSource s;
+  s.fd = root.open_file(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  struct stat st {};
+  if (::fstat(s.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(s.fd);
+    throw Error(Errc::not_found, path + ": not a regular file on this server");
+  }
+  s.size = static_cast<std::uint64_t>(st.st_size);
+  return s;
 }
 
 ClientOptions copy_options(const wire::TpcStart& m) {
@@ -132,15 +144,60 @@ awaitable<void> report_until_done(net::Connection& control, CopyRun& run, std::u
   co_await net::send_message(control, last);
 }
 
-std::uint64_t file_size(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+// The copy on a thread of its own: a ClientSession blocks its caller. `source_fd` (a push's file,
+// or -1) is closed when the copy ends.
+void launch(std::shared_ptr<CopyRun> run, const ClientOptions& options, const ClientSecurity& security, const Url& target,
+            const std::string& local, bool push, int source_fd) {
+  std::thread([run, options, security, target, local, push, source_fd] {
+    try {
+      ClientSession session(options, security);
+      run->attach(&session);
+      try {
+        run->summary = push ? session.put(local, target, options, run.get()) : session.get(target, local, options, run.get());
+      } catch (...) {
+        run->attach(nullptr);
+        throw;
+      }
+      run->attach(nullptr);
+    } catch (const Error& e) {
+      run->failure = e;
+    } catch (const std::exception& e) {
+      run->failure = Error(Errc::internal, std::string("third-party copy: ") + e.what());
+    }
+    if (source_fd >= 0) ::close(source_fd);
+    run->finished = true;
+  }).detach();
 }
 
 }  // namespace
 
-TpcService::TpcService(const ServerOptions& options)
-    : options_(options), grants_(options.tpc_grant_lifetime), peers_(options.tpc_allow) {}
+struct TpcService::Copies {
+  std::mutex mutex;
+  std::vector<std::weak_ptr<CopyRun>> runs;
+  void add(const std::shared_ptr<CopyRun>& run) {
+    std::lock_guard lock(mutex);
+    std::erase_if(runs, [](const auto& w) { return w.expired(); });
+    runs.push_back(run);
+  }
+  std::vector<std::shared_ptr<CopyRun>> alive() {
+    std::lock_guard lock(mutex);
+    std::vector<std::shared_ptr<CopyRun>> out;
+    for (const auto& w : runs)
+      if (auto r = w.lock()) out.push_back(std::move(r));
+    return out;
+  }
+};
+
+TpcService::~TpcService() {
+  auto running = copies_->alive();
+  for (auto& r : running) r->abort();
+  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  for (auto& r : running)
+    while (!r->finished && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
+TpcService::TpcService(const ServerOptions& options, const Directory& root)
+    : copies_(std::make_shared<Copies>()), options_(options), root_(root), grants_(options.tpc_grant_lifetime), peers_(options.tpc_allow) {}
 
 awaitable<void> TpcService::grant(net::Connection& control, const SessionRights& rights, const wire::TpcGrantRequest& m) {
   std::optional<Error> failed;
@@ -183,6 +240,7 @@ awaitable<void> TpcService::start(net::Connection& control, const SessionRights&
   auto run = std::make_shared<CopyRun>();
   std::optional<Error> refused;
   std::uint64_t total = 0;
+  int source_fd = -1;  // a push's file, open until its copy ends
   try {
     std::string why;
     auto peer = parse_url(m.peer_url, &why);
@@ -199,8 +257,10 @@ awaitable<void> TpcService::start(net::Connection& control, const SessionRights&
     ClientOptions options = copy_options(m);
     std::string local;
     if (m.mode == wire::CopyMode::push) {
-      local = readable_below(options_.root, *path);
-      total = file_size(local);
+      const PushSource source = open_push_source(root_, *path);
+      source_fd = source.fd;
+      local = source.name();
+      total = source.size;
     } else {
       options.local_root = real_path(options_.root);
       local = options.local_root + "/" + *path;
@@ -209,24 +269,8 @@ awaitable<void> TpcService::start(net::Connection& control, const SessionRights&
                  m.mode == wire::CopyMode::push ? "push" : "pull", *path, m.mode == wire::CopyMode::push ? "to" : "from",
                  log_safe(target.to_string()));
     const bool push = m.mode == wire::CopyMode::push;
-    std::thread([run, options, security, target, local, push] {
-      try {
-        ClientSession session(options, security);
-        run->attach(&session);
-        try {
-          run->summary = push ? session.put(local, target, options, run.get()) : session.get(target, local, options, run.get());
-        } catch (...) {
-          run->attach(nullptr);
-          throw;
-        }
-        run->attach(nullptr);
-      } catch (const Error& e) {
-        run->failure = e;
-      } catch (const std::exception& e) {
-        run->failure = Error(Errc::internal, std::string("third-party copy: ") + e.what());
-      }
-      run->finished = true;
-    }).detach();
+    copies_->add(run);
+    launch(run, options, security, target, local, push, source_fd);
   } catch (const Error& e) {
     refused = e;
   }

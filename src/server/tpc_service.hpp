@@ -6,8 +6,11 @@
 // engine: N streams, block checksums, resume, stall detection), and reports its progress to the
 // steering client. It connects only to peers the operator allows (ServerOptions::tpc_allow).
 #include <memory>
+#include <mutex>
+#include <vector>
 
 #include "authenticator.hpp"
+#include "io/file_io.hpp"
 #include "net/connection.hpp"
 #include "pxfer/server.hpp"
 #include "wire/wire.hpp"
@@ -18,7 +21,10 @@ namespace pxfer::server {
 
 class TpcService {
  public:
-  explicit TpcService(const ServerOptions& options);
+  TpcService(const ServerOptions& options, const Directory& root);
+  // Aborts the copies still running (the server is going away) and waits, at most 10 s, for
+  // their threads to let go of their sessions.
+  ~TpcService();
   GrantBook& grants() { return grants_; }
   // The steering identity's access was checked by the caller (read or write of m.path).
   net::awaitable<void> grant(net::Connection& control, const SessionRights& rights, const wire::TpcGrantRequest& m);
@@ -31,7 +37,10 @@ class TpcService {
   // the policy allows (so a second lookup cannot lead elsewhere). Throws Error(permission).
   net::awaitable<Url> allowed_peer(const Url& peer);
 
+  struct Copies;  // the copies running as the active end (tpc_service.cpp)
+  std::shared_ptr<Copies> copies_;
   const ServerOptions& options_;
+  const Directory& root_;  // a push reads its file through it, confined like every server read
   GrantBook grants_;
   PeerPolicy peers_;
 };

@@ -270,7 +270,9 @@ net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> con
   if (has_id) registry_.add_running(open.transfer_id, owner, t);
   // Before OPEN_OK: no data stream can attach before the client has the token.
   t->set_data_key(net::export_keying_material(*conn, std::string(data_exporter_label), token));
-  t->arm_attach_deadline();
+  // On the control connection no stream attaches: its own stall watch and heartbeats suffice.
+  const bool on_control = transfer::server_on_control(open, caps, t->file_size());
+  if (!on_control) t->arm_attach_deadline();
   auto start = Clock::now();
   std::string checksum;
   std::optional<Error> failure;
@@ -278,7 +280,7 @@ net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> con
     wire::Message open_ok = open_ok_for(token, *t, open, caps);
     co_await net::send_message(*conn, open_ok);
     co_await t->exchange_have(*conn);
-    checksum = co_await t->run_control(conn, transfer::server_on_control(open, caps, t->file_size()));
+    checksum = co_await t->run_control(conn, on_control);
   } catch (const Error& e) {
     failure = e;
   }

@@ -139,8 +139,9 @@ awaitable<void> Transfer::send_block(Connection& conn, StreamRun& run, Block blo
   // A clear stream sends straight from a mapping of the source: the hash and the MAC read the
   // page cache and send() copies it into the socket, one copy per byte instead of two (mapping
   // and unmapping the pages eat most of the saving: 0.325 -> 0.294 CPU s per GiB at the sender,
-  // docs/performance.md section 5; sendfile measured worse). Under TLS, OpenSSL reads the bytes in user space outside any guard
-  // against a truncation of the file (io/mapped_block.hpp), so those are read into the buffer.
+  // docs/performance.md section 6; sendfile measured worse). Under TLS, OpenSSL reads the bytes
+  // in user space outside any guard against a truncation of the file (io/mapped_block.hpp), so
+  // those are read into the buffer.
   std::optional<io::MappedBlock> mapped;
   if (!conn.tls()) mapped = io::MappedBlock::map(source_->fd(), block.offset, block.length);
   std::span<const std::uint8_t> data = mapped ? mapped->bytes() : std::span<const std::uint8_t>(buffer.data(), block.length);
@@ -243,10 +244,14 @@ awaitable<void> Transfer::receive_acks(Connection& conn, StreamRun& run) {
 // a dead one.
 awaitable<void> Transfer::watch_progress(Connection& conn, StreamRun& run) {
   const auto heartbeat = heartbeat_of(settings_);
+  // Cancelled when the stream's work ends (once per file): quietly, not by an exception rethrown
+  // through every frame above (docs/performance.md section 5; net/race.hpp tells an outer cancel apart).
+  co_await asio::this_coro::throw_if_cancelled(false);
   asio::steady_timer timer(co_await asio::this_coro::executor);
   for (;;) {
     timer.expires_after(heartbeat);
-    co_await timer.async_wait(asio::use_awaitable);
+    auto [cancelled] = co_await timer.async_wait(net::use_tuple);
+    if (cancelled) co_return;
     if (StreamRun::since(run.last_heard) > settings_.stall_timeout) {
       char text[64];
       std::snprintf(text, sizeof text, "%.1f", seconds_of(settings_.stall_timeout));

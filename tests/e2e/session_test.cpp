@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "fault_proxy.hpp"
+#include "pxfer/client.hpp"
+#include "pxfer/url.hpp"
 #include "support/e2e.hpp"
 
 namespace pxfer::e2e {
@@ -141,6 +144,44 @@ TEST(Session, SmallFileUsesOneStreamPerBlock) {
     EXPECT_EQ(r.err.find("granted"), std::string::npos) << r.err;
   }
   EXPECT_TRUE(files_equal(local + "/small.bin", local + "/back.bin"));
+}
+
+// Credentials belong to a session, not to the process (issue 10.4): two sessions made side by
+// side, one with alice's token and one with a wrong token, each use their own, in whatever order
+// they were made. Before, the gfal2 plugin had to install its credentials process-wide under a
+// lock just before making each session.
+TEST(Session, EachSessionUsesItsOwnCredentials) {
+  TempDir dir;
+  const std::string root = dir / "root", local = dir / "local", tokens = dir / "tokens";
+  fs::create_directories(root);
+  fs::create_directories(local);
+  const std::string token = create_token("alice", tokens);
+  make_file(local + "/a.bin", 100 * KiB, 5);
+  ServerProcess server(root, "127.0.0.1:0", {"--tokens", tokens});
+  std::string why;
+  const auto target = parse_url(server.url("a.bin"), &why);
+  ASSERT_TRUE(target) << why;
+
+  ClientOptions options;
+  ClientSecurity alice;
+  alice.token = token;
+  ClientSecurity stranger;
+  stranger.token = std::string(64, 'a');
+  ClientSession good(options, alice);
+  ClientSession bad(options, stranger);
+  set_client_security(ClientSecurity{});  // the process's own (none): used by neither session
+
+  std::optional<Error> refused;
+  try {
+    bad.put(local + "/a.bin", *target, options);
+  } catch (const Error& e) {
+    refused = e;
+  }
+  ASSERT_TRUE(refused.has_value()) << "a wrong token was accepted";
+  EXPECT_EQ(refused->code(), Errc::permission) << refused->what();
+  TransferSummary done = good.put(local + "/a.bin", *target, options);
+  EXPECT_EQ(done.identity, "alice");
+  EXPECT_TRUE(files_equal(local + "/a.bin", root + "/a.bin"));
 }
 
 }  // namespace

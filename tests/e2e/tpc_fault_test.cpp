@@ -95,5 +95,26 @@ TEST_F(ThirdPartyCopyFaults, ACopyStopsWhenTheSteeringClientGoesAway) {
   EXPECT_FALSE(path_exists(root_b + "/y.bin"));
 }
 
+// A server stopping while it copies as the active end ends the copy and exits cleanly, and the
+// client is told. (It passes without TpcService's destructor too: process exit closes the
+// sockets; the destructor makes the end deterministic, the copy aborted before the exit.)
+TEST_F(ThirdPartyCopyFaults, TheActiveServerStopsCleanlyDuringACopy) {
+  ServerProcess a(root_a);
+  ServerProcess b(root_b, "127.0.0.1:0", {"--insecure-no-auth", "--tpc-allow", "127.0.0.1", "--drain-timeout", "0"});
+  FaultProxy proxy(a.port());
+  proxy.set_rate(1 * MiB);  // the copy would take 12 s
+  ChildProcess cp = start_pxfer({"cp", "--streams", "4", via(proxy, "x.bin"), b.url("y.bin")});
+  for (int i = 0; i < 200 && proxy.carried_since(2).to_client < 2 * MiB; ++i) std::this_thread::sleep_for(50ms);
+  ASSERT_GE(proxy.carried_since(2).to_client, 2 * MiB) << "the copy did not start";
+  const auto stopped = b.stop();
+  EXPECT_FALSE(stopped.killed) << "pxferd needed SIGKILL";
+  EXPECT_EQ(stopped.status, 0) << b.log();
+  EXPECT_LT(stopped.elapsed, 5s);
+  bool timed_out = false;
+  EXPECT_NE(cp.wait(30s, &timed_out), 0);
+  EXPECT_FALSE(timed_out);
+  EXPECT_FALSE(path_exists(root_b + "/y.bin"));
+}
+
 }  // namespace
 }  // namespace pxfer::e2e

@@ -2,6 +2,7 @@
 // push copies; the steering client's JSON; and the attacks: a grant used twice, an expired grant,
 // a grant for another path, a peer outside --tpc-allow, a read-only identity at the destination.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 #include <map>
@@ -248,6 +249,28 @@ TEST_F(ThirdPartyCopy, TheActiveServerChecksThePeersFingerprint) {
   EXPECT_EQ(error->code, static_cast<std::uint16_t>(Errc::permission)) << error->message;
   EXPECT_NE(error->message.find("fingerprint"), std::string::npos) << error->message;
   EXPECT_FALSE(path_exists(root_b + "/y.bin"));
+}
+
+// A push reads its file beneath the export root's descriptor: a symlink out of the root (which
+// the client's STAT would already refuse) is refused by the server itself in a forged TPC_START.
+TEST_F(ThirdPartyCopy, APushNeverReadsOutsideTheExportRoot) {
+  const std::string outside = dir.subdir("outside");
+  make_file(outside + "/secret.bin", 5000, 9);
+  ASSERT_EQ(::symlink((outside + "/secret.bin").c_str(), (root_a + "/escape.bin").c_str()), 0);
+  ServerProcess a(root_a, "127.0.0.1:0", allow_loopback);
+  ServerProcess b(root_b);
+  wire::TpcStart start;
+  start.mode = wire::CopyMode::push;
+  start.checksum = 1;
+  start.streams = 1;
+  start.block_size = 4u << 20;
+  start.local_path = "escape.bin";
+  start.peer_url = b.url("stolen.bin");
+  start.grant = grant_for(b, "stolen.bin", 5000);
+  start.peer_fingerprint = b.fingerprint();
+  wire::Message reply = ask(a, "", start);
+  ASSERT_TRUE(std::holds_alternative<wire::ErrorMsg>(reply)) << wire::type_name(wire::type_of(reply));
+  EXPECT_FALSE(path_exists(root_b + "/stolen.bin"));
 }
 
 TEST_F(ThirdPartyCopy, BadArgumentsAreOneLineUsageErrors) {

@@ -2,14 +2,19 @@
 // frames that each fit a control frame.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "pxfer/batch.hpp"
 #include "pxfer/error.hpp"
+#include "pxfer/url.hpp"
 #include "wire/wire.hpp"
 #include "wire/byte_codec.hpp"
+#include "test_support.hpp"
 
 namespace pxfer::wire {
 namespace {
@@ -161,6 +166,27 @@ TEST(BatchCodec, SplitListingKeepsEveryFrameUnderTheControlLimit) {
   // Full-length paths: still under the limit, one frame each few entries.
   std::vector<ListEntry> longest(40, entry(std::string(max_path_length, 'z')));
   for (const auto& f : split_listing(longest)) EXPECT_LE(encode(Message(f)).size() - header_size, max_control_payload);
+}
+
+// put -r names each remote file by its path below the local directory, however the directory
+// was written (with or without trailing slashes, through a "./"), nested directories too.
+TEST(BatchPlanPut, RemoteNamesAreThePathsBelowTheLocalDirectory) {
+  test::TempDir dir;
+  std::filesystem::create_directories(dir / "tree/sub/deeper");
+  for (const char* name : {"tree/a", "tree/sub/b", "tree/sub/deeper/c"}) std::ofstream(dir / name) << "x";
+  auto url = parse_url("pxfer://127.0.0.1:1/dst/");
+  ASSERT_TRUE(url);
+  for (const std::string& local : {dir / "tree", dir / "tree/", dir / "tree//", dir / "./tree"}) {
+    BatchPlan plan = plan_recursive_put(local, *url);
+    std::vector<std::string> remote;
+    for (const auto& f : plan.files) remote.push_back(f.remote.path);
+    std::sort(remote.begin(), remote.end());
+    EXPECT_EQ(remote, (std::vector<std::string>{"dst/tree/a", "dst/tree/sub/b", "dst/tree/sub/deeper/c"})) << local;
+    std::vector<std::string> dirs;
+    for (const auto& d : plan.remote_directories) dirs.push_back(d.path);
+    std::sort(dirs.begin(), dirs.end());
+    EXPECT_EQ(dirs, (std::vector<std::string>{"dst/tree", "dst/tree/sub", "dst/tree/sub/deeper"})) << local;
+  }
 }
 
 }  // namespace
