@@ -394,6 +394,16 @@ int run_third_party(const CpArgs& a, const std::string& source, const std::strin
   try {
     apply_security(security);
     const ClientOptions options = to_options(a.common);
+    // TPC_START carries streams, block size, checksum and the overwrite/resume/sync/encrypt flags;
+    // the socket and compression settings stay with the copying server's defaults. Said, not ignored.
+    const char* not_carried = options.window != 0          ? "--window"
+                              : !options.congestion.empty() ? "--congestion"
+                              : options.window_clamp != 0   ? "--window-clamp"
+                              : options.compression.mode != CompressMode::none ? "--compress"
+                                                                               : nullptr;
+    if (not_carried)
+      throw Error(Errc::usage, std::string(not_carried) + " does not reach the server that runs a third-party copy; "
+                                                          "set it in that pxferd's configuration, or copy through a local disk");
     std::string why;
     auto from = parse_url(source, &why);
     if (!from) throw Error(Errc::usage, source + ": " + why);

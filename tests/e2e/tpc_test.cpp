@@ -282,6 +282,14 @@ TEST_F(ThirdPartyCopy, BadArgumentsAreOneLineUsageErrors) {
   RunResult missing = run_pxfer("cp", a.url("none.bin"), a.url("y.bin"));
   EXPECT_EQ(missing.exit_code, 3) << missing.err;
   EXPECT_EQ(std::count(missing.err.begin(), missing.err.end(), '\n'), 1) << missing.err;
+  // Settings TPC_START does not carry are refused, not silently dropped.
+  for (const char* option : {"--window", "--congestion", "--compress"}) {
+    const std::string value = std::string(option) == "--window" ? "1M" : std::string(option) == "--congestion" ? "reno" : "zstd";
+    RunResult r = run_pxfer("cp", option, value, a.url("x.bin"), a.url("y.bin"));
+    EXPECT_EQ(r.exit_code, 2) << option << ": " << r.err;
+    EXPECT_NE(r.err.find(std::string(option) + " does not reach the server"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
 }
 
 }  // namespace
