@@ -226,12 +226,20 @@ TempKind temp_kind(const std::string& name) {
   return TempKind::none;
 }
 
+// Last written more than `max_age_seconds` before `now`, to the nanosecond: whole seconds made a
+// 1 s limit mean anything from 1 to 3 s (a test that waited 1.5 s found the file kept).
+bool older_than(const struct stat& st, std::int64_t max_age_seconds, const timespec& now) {
+  const std::int64_t age_ns = (static_cast<std::int64_t>(now.tv_sec) - st.st_mtim.tv_sec) * 1'000'000'000 +
+                              (now.tv_nsec - st.st_mtim.tv_nsec);
+  return age_ns > max_age_seconds * 1'000'000'000;
+}
+
 // Open, old enough and not locked (a running receiver holds an flock on what it writes).
-bool stale_and_free(int dir_fd, const std::string& name, std::int64_t max_age_seconds, std::time_t now) {
+bool stale_and_free(int dir_fd, const std::string& name, std::int64_t max_age_seconds, const timespec& now) {
   int fd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) return false;
   struct stat st {};
-  bool stale = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && now - st.st_mtime > max_age_seconds &&
+  bool stale = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && older_than(st, max_age_seconds, now) &&
                ::flock(fd, LOCK_EX | LOCK_NB) == 0;
   ::close(fd);  // the lock goes with it; the name is removed right after
   return stale;
@@ -253,7 +261,8 @@ std::size_t remove_stale_partials(int dir_fd, std::int64_t max_age_seconds) {
     if (auto kind = temp_kind(name); kind != TempKind::none) found.emplace_back(std::move(name), kind);
   }
   ::closedir(d);
-  const std::time_t now = std::time(nullptr);
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
   std::size_t removed = 0;
   auto exists = [&](const std::string& name) {
     struct stat st {};
@@ -265,7 +274,7 @@ std::size_t remove_stale_partials(int dir_fd, std::int64_t max_age_seconds) {
       int jfd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
       if (jfd < 0) continue;
       struct stat st {};
-      bool stale = ::fstat(jfd, &st) == 0 && now - st.st_mtime > max_age_seconds && ::flock(jfd, LOCK_EX | LOCK_NB) == 0;
+      bool stale = ::fstat(jfd, &st) == 0 && older_than(st, max_age_seconds, now) && ::flock(jfd, LOCK_EX | LOCK_NB) == 0;
       if (stale) {
         std::string partial = name.substr(0, name.size() - std::strlen(journal_suffix)) + partial_suffix;
         ::unlinkat(dir_fd, partial.c_str(), 0);
