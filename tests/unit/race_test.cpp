@@ -1,7 +1,7 @@
-// net::first_of (src/net/race.hpp) with a watcher branch that ends quietly when cancelled (the
-// control heartbeat, the stall watch, a read's deadline: no exception per file). The branch that
-// finishes first still decides; a cancellation of the whole pair from outside still ends in
-// operation_aborted, never in "the watcher finished first".
+// net::first_of (src/net/race.hpp) with a watcher branch that ends quietly when cancelled: the
+// branch that finishes first decides. (The watchers in src/ throw when cancelled again: making
+// them quiet, for fewer exceptions per small file, made the network-cut lab test hang; see
+// docs/performance.md section 5.)
 #include <gtest/gtest.h>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -38,14 +38,6 @@ awaitable<int> work(std::chrono::milliseconds took) {
   co_return 7;
 }
 
-// Work that does not stop at once when cancelled (a write finishing, a frame being read whole).
-awaitable<int> work_finishing_anyway(std::chrono::milliseconds took) {
-  co_await asio::this_coro::reset_cancellation_state(asio::disable_cancellation());
-  asio::steady_timer timer(co_await asio::this_coro::executor, took);
-  co_await timer.async_wait(asio::use_awaitable);
-  co_return 7;
-}
-
 TEST(Race, TheBranchThatFinishesFirstDecides) {
   asio::io_context ioc;
   std::optional<int> quick, slow;
@@ -64,32 +56,6 @@ TEST(Race, TheBranchThatFinishesFirstDecides) {
   ASSERT_TRUE(quick_done && slow_done);
   EXPECT_EQ(quick, std::optional<int>(7));
   EXPECT_EQ(slow, std::nullopt);  // the watcher's period passed first: a timeout
-}
-
-TEST(Race, CancelledFromOutsideEndsInOperationAbortedNotInATimeout) {
-  asio::io_context ioc;
-  asio::cancellation_signal cancel;
-  std::exception_ptr error;
-  std::optional<int> value;
-  bool done = false;
-  // The watcher, cancelled with the pair, ends first and quietly; the work ends later, normally.
-  asio::co_spawn(ioc, first_of(work_finishing_anyway(200ms), quiet_watch(5s)),
-                 asio::bind_cancellation_slot(cancel.slot(), [&](std::exception_ptr e, std::optional<int> v) {
-                   error = e;
-                   value = v;
-                   done = true;
-                 }));
-  asio::steady_timer later(ioc, 20ms);
-  later.async_wait([&](boost::system::error_code) { cancel.emit(asio::cancellation_type::terminal); });
-  ioc.run_for(3s);
-  ASSERT_TRUE(done) << "the cancelled pair never finished";
-  ASSERT_TRUE(error) << "a cancelled pair must not look like the watcher finishing first";
-  try {
-    std::rethrow_exception(error);
-  } catch (const boost::system::system_error& e) {
-    EXPECT_EQ(e.code(), asio::error::operation_aborted);
-  }
-  EXPECT_EQ(value, std::nullopt);
 }
 
 }  // namespace
