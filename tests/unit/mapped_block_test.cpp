@@ -3,6 +3,7 @@
 // SIGBUS; a SIGBUS that is not ours still kills.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -91,7 +92,10 @@ TEST(MappedBlockDeathTest, ASigbusElsewhereStillKills) {
         (void)byte;
         std::_Exit(0);
       },
-      ::testing::KilledBySignal(SIGBUS), "");
+      // Killed by the SIGBUS; under AddressSanitizer its own handler takes the signal, reports
+      // "BUS on unknown address" and aborts: dead either way, which is the point.
+      [](int status) { return WIFSIGNALED(status) && (WTERMSIG(status) == SIGBUS || WTERMSIG(status) == SIGABRT); },
+      "");
 }
 
 }  // namespace
