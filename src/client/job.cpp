@@ -70,10 +70,12 @@ class Progress {
 
 // Loops until cancelled by the transfer finishing (see first_of in run_engine).
 awaitable<void> report_progress(Progress& progress, ProgressListener& listener, std::chrono::milliseconds interval) {
+  co_await asio::this_coro::throw_if_cancelled(false);  // a cancelled wait ends it quietly (below)
   asio::steady_timer timer(co_await asio::this_coro::executor);
   for (;;) {
     timer.expires_after(interval);
-    co_await timer.async_wait(asio::use_awaitable);
+    auto [cancelled] = co_await timer.async_wait(net::use_tuple);
+    if (cancelled) co_return;  // the transfer ended: quietly (net/race.hpp)
     listener.on_interval(progress.sample());
   }
 }

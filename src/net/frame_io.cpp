@@ -40,9 +40,13 @@ awaitable<wire::Message> read_message(Connection& conn) {
 }
 
 namespace {
+// Cancelled (the read came first), it ends quietly: a thrown operation_aborted, rethrown through
+// each coroutine frame above it, cost more than the read it watched (docs/performance.md
+// section 5). first_of tells a cancellation from outside apart (net/race.hpp).
 awaitable<void> sleep_for(std::chrono::milliseconds duration) {
+  co_await asio::this_coro::throw_if_cancelled(false);  // else the cancelled wait still throws on resuming
   asio::steady_timer timer(co_await asio::this_coro::executor, duration);
-  co_await timer.async_wait(asio::use_awaitable);
+  co_await timer.async_wait(use_tuple);
 }
 }  // namespace
 

@@ -5,6 +5,9 @@
 // hiding the cause. These end on the first completion, or the first failure, and rethrow the
 // failure that came first.
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/system/system_error.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -33,6 +36,13 @@ awaitable<GroupOutcome<T>> run_pair(awaitable<T> main, awaitable<void> other, Co
                                        asio::co_spawn(executor, std::move(other), asio::deferred))
           .async_wait(condition, asio::use_awaitable);
   bool main_first = order[0] == 0;
+  // A timer branch that was cancelled ends quietly (no exception per transfer: see sleep_for and
+  // Transfer::keep_control_alive), so a cancellation of this whole pair from outside could look
+  // like that branch finishing first. It is told apart here: cancelled from outside, the pair
+  // always ends in operation_aborted, as it did when every cancelled branch threw.
+  auto state = co_await asio::this_coro::cancellation_state;
+  if (state.cancelled() != asio::cancellation_type::none)
+    throw boost::system::system_error(asio::error::operation_aborted, "cancelled");
   co_return GroupOutcome<T>{main_first, main_first ? main_error : other_error, main_first ? other_error : main_error,
                             std::move(value)};
 }

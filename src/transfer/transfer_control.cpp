@@ -24,10 +24,12 @@ namespace asio = boost::asio;
 using namespace boost::asio::experimental::awaitable_operators;
 
 awaitable<void> Transfer::report_stats(std::shared_ptr<Connection> control) {
+  co_await asio::this_coro::throw_if_cancelled(false);  // a cancelled wait ends it quietly (below)
   asio::steady_timer timer(co_await asio::this_coro::executor);
   for (;;) {
     timer.expires_after(settings_.stats_interval);
-    co_await timer.async_wait(asio::use_awaitable);
+    auto [cancelled] = co_await timer.async_wait(net::use_tuple);
+    if (cancelled) co_return;  // the streams ended: quietly, no exception (keep_control_alive)
     wire::Message stats = wire::Stats{local_figures()};
     co_await net::send_message(*control, stats);  // the write gate keeps frames whole
   }
@@ -92,10 +94,14 @@ awaitable<void> Transfer::keep_control_alive(Connection& control) {
   const auto silence = control_silence_of(settings_);
   const bool pings = role_ == Role::send || settings_.control_heartbeats;
   const bool listens = role_ == Role::receive || settings_.control_heartbeats;
+  co_await asio::this_coro::throw_if_cancelled(false);  // a cancelled wait ends it quietly (below)
   asio::steady_timer timer(co_await asio::this_coro::executor);
   for (;;) {
     timer.expires_after(heartbeat);
-    co_await timer.async_wait(asio::use_awaitable);
+    // Cancelled when the exchange it watches ends, once per transfer: it ends quietly instead of
+    // throwing operation_aborted through every frame above (net/race.hpp tells an outer cancel apart).
+    auto [cancelled] = co_await timer.async_wait(net::use_tuple);
+    if (cancelled) co_return;
     if (listens && !commit_sent_ && StreamRun::since(control_heard_) > silence) {
       char text[64];
       std::snprintf(text, sizeof text, "%g", seconds_of(silence));
