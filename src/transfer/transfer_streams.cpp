@@ -244,10 +244,14 @@ awaitable<void> Transfer::receive_acks(Connection& conn, StreamRun& run) {
 // a dead one.
 awaitable<void> Transfer::watch_progress(Connection& conn, StreamRun& run) {
   const auto heartbeat = heartbeat_of(settings_);
+  // Cancelled when the stream's work ends (once per file): quietly, not by an exception rethrown
+  // through every frame above (docs/performance.md section 5; net/race.hpp tells an outer cancel apart).
+  co_await asio::this_coro::throw_if_cancelled(false);
   asio::steady_timer timer(co_await asio::this_coro::executor);
   for (;;) {
     timer.expires_after(heartbeat);
-    co_await timer.async_wait(asio::use_awaitable);
+    auto [cancelled] = co_await timer.async_wait(net::use_tuple);
+    if (cancelled) co_return;
     if (StreamRun::since(run.last_heard) > settings_.stall_timeout) {
       char text[64];
       std::snprintf(text, sizeof text, "%.1f", seconds_of(settings_.stall_timeout));
