@@ -75,7 +75,9 @@ jobs="$(nproc)"
 status=0
 junit="$(cd "$build_dir" && pwd)/Testing/ctest-junit.xml"  # absolute: ctest runs inside the build directory
 rm -f "$junit"
-(cd "$build_dir" && ctest --output-on-failure --timeout 600 -j 1 --output-junit "$junit") || status=$?
+ctest_status=0
+(cd "$build_dir" && ctest --output-on-failure --timeout 600 -j 1 --output-junit "$junit") || ctest_status=$?
+status=$ctest_status
 
 # ctest counts a skipped test as passed. List every skipped test with its reason (the line after
 # gtest's "Skipped", or a script's "SKIP: ..." line); as root with /dev/net/tun (CI) nothing may be
@@ -140,5 +142,17 @@ if [ "${PXFER_SANITIZE:-1}" != 0 ]; then
   [ "$asan_status" = 0 ] || status=1
 else
   echo "== ASan+UBSan run SKIPPED: PXFER_SANITIZE=0 =="
+fi
+# The last lines are what a CI log shows first: name every failed test of the main run again here.
+echo "== summary: ctest status $ctest_status, overall status $status"
+if [ "$ctest_status" != 0 ]; then
+  python3 - "$junit" <<'PY' || true
+import sys, xml.etree.ElementTree as ET
+for c in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+    if c.get("status") == "fail" or c.find("failure") is not None:
+        print(f"  FAILED: {c.get('name')} ({c.get('time', '?')} s); the end of its output:")
+        for line in (c.findtext("system-out") or "").splitlines()[-15:]:
+            print(f"    | {line[:200]}")
+PY
 fi
 exit "$status"

@@ -20,6 +20,7 @@
 #include "pxfer/log_safe.hpp"
 #include "net/frame_io.hpp"
 #include "net/tls.hpp"
+#include "net/quiet_wait.hpp"
 #include "net/race.hpp"
 #include "pxfer/error.hpp"
 #include "io/file_io.hpp"
@@ -74,8 +75,8 @@ awaitable<void> report_progress(Progress& progress, ProgressListener& listener, 
   asio::steady_timer timer(co_await asio::this_coro::executor);
   for (;;) {
     timer.expires_after(interval);
-    auto [cancelled] = co_await timer.async_wait(net::use_tuple);
-    if (cancelled) co_return;  // the transfer ended: quietly (net/race.hpp)
+    const bool cancelled = co_await net::wait_unless_cancelled(timer);
+    if (cancelled) co_return;  // the transfer ended: quietly (net/quiet_wait.hpp)
     listener.on_interval(progress.sample());
   }
 }

@@ -1,5 +1,6 @@
 #include "frame_io.hpp"
 
+#include "quiet_wait.hpp"
 #include "race.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -46,7 +47,7 @@ namespace {
 awaitable<void> sleep_for(std::chrono::milliseconds duration) {
   co_await asio::this_coro::throw_if_cancelled(false);  // else the cancelled wait still throws on resuming
   asio::steady_timer timer(co_await asio::this_coro::executor, duration);
-  co_await timer.async_wait(use_tuple);
+  co_await wait_unless_cancelled(timer);
 }
 }  // namespace
 

@@ -15,6 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include "net/frame_io.hpp"
+#include "net/quiet_wait.hpp"
 #include "net/race.hpp"
 #include "pxfer/rate_meter.hpp"
 
@@ -28,7 +29,7 @@ awaitable<void> Transfer::report_stats(std::shared_ptr<Connection> control) {
   asio::steady_timer timer(co_await asio::this_coro::executor);
   for (;;) {
     timer.expires_after(settings_.stats_interval);
-    auto [cancelled] = co_await timer.async_wait(net::use_tuple);
+    const bool cancelled = co_await net::wait_unless_cancelled(timer);
     if (cancelled) co_return;  // the streams ended: quietly, no exception (keep_control_alive)
     wire::Message stats = wire::Stats{local_figures()};
     co_await net::send_message(*control, stats);  // the write gate keeps frames whole
@@ -100,7 +101,7 @@ awaitable<void> Transfer::keep_control_alive(Connection& control) {
     timer.expires_after(heartbeat);
     // Cancelled when the exchange it watches ends, once per transfer: it ends quietly instead of
     // throwing operation_aborted through every frame above (net/race.hpp tells an outer cancel apart).
-    auto [cancelled] = co_await timer.async_wait(net::use_tuple);
+    const bool cancelled = co_await net::wait_unless_cancelled(timer);
     if (cancelled) co_return;
     if (listens && !commit_sent_ && StreamRun::since(control_heard_) > silence) {
       char text[64];

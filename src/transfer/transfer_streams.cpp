@@ -16,6 +16,7 @@
 
 #include "io/mapped_block.hpp"
 #include "net/frame_io.hpp"
+#include "net/quiet_wait.hpp"
 #include "net/race.hpp"
 #include "pxfer/rate_meter.hpp"
 
@@ -250,7 +251,7 @@ awaitable<void> Transfer::watch_progress(Connection& conn, StreamRun& run) {
   asio::steady_timer timer(co_await asio::this_coro::executor);
   for (;;) {
     timer.expires_after(heartbeat);
-    auto [cancelled] = co_await timer.async_wait(net::use_tuple);
+    const bool cancelled = co_await net::wait_unless_cancelled(timer);
     if (cancelled) co_return;
     if (StreamRun::since(run.last_heard) > settings_.stall_timeout) {
       char text[64];
