@@ -13,11 +13,12 @@
 namespace pxfer {
 namespace {
 
-int openat2_beneath(int dirfd, const std::string& path, int flags, unsigned mode, bool no_symlinks) {
+int openat2_beneath(int dirfd, const std::string& path, int flags, unsigned mode, bool no_symlinks,
+                    std::uint64_t more_resolve = 0) {
   open_how how{};
   how.flags = static_cast<std::uint64_t>(flags) | O_CLOEXEC;
   how.mode = (flags & O_CREAT) ? mode : 0;
-  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | (no_symlinks ? RESOLVE_NO_SYMLINKS : 0);
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | (no_symlinks ? RESOLVE_NO_SYMLINKS : 0) | more_resolve;
   long fd;
   do fd = ::syscall(SYS_openat2, dirfd, path.c_str(), &how, sizeof how);
   while (fd < 0 && errno == EINTR);
@@ -153,6 +154,25 @@ int Directory::open_file(const std::string& relative, int flags, unsigned mode) 
     throw Error(errc_from_errno(err), describe_open_error(relative, err, no_symlinks_, display_));
   }
   return fd;
+}
+
+int Directory::open_file_if_cached(const std::string& relative, int flags) const {
+#ifdef RESOLVE_CACHED
+  if (!confined_ || (flags & (O_CREAT | O_TRUNC)) != 0) return -1;
+  check_relative_path(relative);
+  int fd = openat2_beneath(fd_, relative, flags, 0, no_symlinks_, RESOLVE_CACHED);
+  if (fd >= 0) return fd;
+  int err = errno;
+  // EAGAIN: something on the path is not in the kernel's caches (or needs revalidating, as on
+  // NFS); ENOSYS/EINVAL: a kernel without openat2 or RESOLVE_CACHED (before 5.12). Either way
+  // the caller opens it where blocking is allowed.
+  if (err == EAGAIN || err == ENOSYS || err == EINVAL) return -1;
+  throw Error(errc_from_errno(err), describe_open_error(relative, err, no_symlinks_, display_));
+#else
+  (void)relative;
+  (void)flags;
+  return -1;
+#endif
 }
 
 int Directory::open_parent(const std::string& relative, std::string& leaf) const {

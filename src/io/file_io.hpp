@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <optional>
 #include <string>
 
 #include "pxfer/checksum.hpp"
@@ -36,6 +37,11 @@ class Directory {
 
   // Opens `relative` (validated by check_relative_path when confined) with open(2) flags.
   int open_file(const std::string& relative, int flags, unsigned mode = 0) const;
+  // open_file without blocking: the open is done only when the kernel can resolve the whole path
+  // from its caches (openat2 RESOLVE_CACHED), else -1 and nothing happened (do it off the
+  // network thread then). Never for O_CREAT/O_TRUNC. Errors other than "not cached" throw as
+  // from open_file.
+  int open_file_if_cached(const std::string& relative, int flags) const;
   // Opens the directory that would hold `relative` and returns its fd; `leaf` gets the last part.
   int open_parent(const std::string& relative, std::string& leaf) const;
 
@@ -70,6 +76,9 @@ void check_relative_path(const std::string& path);
 class FileSource {
  public:
   FileSource(const Directory& dir, const std::string& path);
+  // Opened on the calling thread when that cannot block (Directory::open_file_if_cached), else
+  // nullopt: a get of a file whose path the kernel has cached skips the blocking pool's hop.
+  static std::optional<FileSource> open_if_cached(const Directory& dir, const std::string& path);
   FileSource(FileSource&&) noexcept;
   FileSource(const FileSource&) = delete;
   ~FileSource();
@@ -87,6 +96,7 @@ class FileSource {
   [[noreturn]] void shrank(std::uint64_t at) const;
 
  private:
+  FileSource(int fd, const std::string& path);  // takes `fd`, checks it is a regular file
   int fd_ = -1;
   std::string path_;
   std::uint64_t size_ = 0;

@@ -22,11 +22,19 @@ const char* file_kind(mode_t mode) {
 }
 }  // namespace
 
-FileSource::FileSource(const Directory& dir, const std::string& path) : path_(path) {
-  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer (a server thread
-  // hung until someone wrote to it), and a device's open may wait too. Nothing but a regular
-  // file gets past the check below, and for those the flag changes nothing.
-  fd_ = dir.open_file(path, O_RDONLY | O_NONBLOCK);
+// O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer (a server thread
+// hung until someone wrote to it), and a device's open may wait too. Nothing but a regular
+// file gets past the check below, and for those the flag changes nothing.
+FileSource::FileSource(const Directory& dir, const std::string& path)
+    : FileSource(dir.open_file(path, O_RDONLY | O_NONBLOCK), path) {}
+
+std::optional<FileSource> FileSource::open_if_cached(const Directory& dir, const std::string& path) {
+  int fd = dir.open_file_if_cached(path, O_RDONLY | O_NONBLOCK);
+  if (fd < 0) return std::nullopt;
+  return FileSource(fd, path);
+}
+
+FileSource::FileSource(int fd, const std::string& path) : fd_(fd), path_(path) {
   struct stat st {};
   if (::fstat(fd_, &st) != 0) {
     int err = errno;

@@ -53,6 +53,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   virtual awaitable<std::size_t> read_some(std::span<std::uint8_t> out) = 0;
   virtual awaitable<void> read_exact(std::span<std::uint8_t> out, std::atomic<std::uint64_t>* progress = nullptr) = 0;
   virtual awaitable<void> write_all(std::span<const std::uint8_t> data, std::atomic<std::uint64_t>* progress = nullptr) = 0;
+  // write_all of each part in turn. Under TLS, parts that add up to little are copied into one
+  // write: a small block's headers, payload and tag leave as one run of records and one send,
+  // not three (docs/performance.md section 5).
+  virtual awaitable<void> write_parts(std::span<const std::span<const std::uint8_t>> parts);
   // Closes from the connection's own executor; safe to call from any thread, more than once.
   virtual void close() = 0;
   virtual tcp::socket& socket() = 0;

@@ -61,6 +61,10 @@ awaitable<void> WriteGate::acquire() { co_await slot_.async_send(boost::system::
 
 void WriteGate::release() noexcept { slot_.try_receive([](boost::system::error_code) {}); }
 
+awaitable<void> Connection::write_parts(std::span<const std::span<const std::uint8_t>> parts) {
+  for (auto part : parts) co_await write_all(part);
+}
+
 std::string Connection::protection() const {
   const TlsInfo* t = tls();
   if (!t) return "clear";

@@ -17,6 +17,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <cerrno>
 #include <cstdio>
+#include <vector>
 
 #include "pxfer/error.hpp"
 #include "race.hpp"
@@ -153,6 +154,18 @@ class TlsConnection final : public Connection {
     co_await write_all_on(stream_, data, progress, [this](const boost::system::error_code& ec) { return lost(ec); });
   }
 
+  awaitable<void> write_parts(std::span<const std::span<const std::uint8_t>> parts) override {
+    std::size_t total = 0;
+    for (auto part : parts) total += part.size();
+    if (total > staged_write_limit) {
+      for (auto part : parts) co_await write_all(part, nullptr);
+      co_return;
+    }
+    staging_.clear();
+    for (auto part : parts) staging_.insert(staging_.end(), part.begin(), part.end());
+    co_await write_all(staging_, nullptr);
+  }
+
   // No close_notify: every pxfer exchange ends with its own message, so a plain close loses nothing
   // and never waits on a peer that stopped reading.
   void close() override {
@@ -168,6 +181,10 @@ class TlsConnection final : public Connection {
   SSL* native() const { return const_cast<ssl::stream<tcp::socket>&>(stream_).native_handle(); }
 
  private:
+  // Up to this much, write_parts copies (a memcpy of 256 KiB costs less than one SSL_write and send).
+  static constexpr std::size_t staged_write_limit = 256 * 1024;
+  std::vector<std::uint8_t> staging_;  // write_parts' one buffer; one writer at a time (the write gate, or the stream's own loop)
+
   Error lost(const boost::system::error_code& ec) const {
     if (ec == asio::error::eof || ec == ssl::error::stream_truncated)
       return Error(Errc::network, "connection to " + peer_ + " closed by the peer");

@@ -158,6 +158,8 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   awaitable<void> receive_blocks(Connection& conn, StreamRun& run);
   awaitable<void> watch_progress(Connection& conn, StreamRun& run);
   awaitable<void> send_block(Connection& conn, StreamRun& run, Block block, std::vector<std::uint8_t>& buffer);
+  awaitable<void> send_whole_block(Connection& conn, StreamRun& run, Block block, std::span<const std::uint8_t> header_bytes,
+                                   std::vector<std::uint8_t>& buffer);
   awaitable<void> send_compressible(Connection& conn, StreamRun& run, Block block, std::vector<std::uint8_t>& buffer,
                                     BlockCompressor& compressor);
   awaitable<void> finish_received_block(Connection& conn, StreamRun& run, const wire::BlockHeader& header,
