@@ -31,20 +31,51 @@ std::span<const std::uint8_t> text(std::string_view s) {
   throw Error(Errc::internal, std::string("OpenSSL failed to ") + what + " (block authentication)");
 }
 
+// A context of each kind with its algorithm already fetched (and HMAC's digest chosen), copied
+// for each use: fetching by name takes OpenSSL's provider locks and string compares, several
+// times per small file at each end before (docs/performance.md section 5). One set per thread,
+// so no two threads ever read the same prototype at once.
+struct Prototypes {
+  EVP_MAC_CTX* hmac = nullptr;
+  EVP_MAC_CTX* poly = nullptr;
+  Prototypes() {
+    EVP_MAC* h = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+    EVP_MAC* p = EVP_MAC_fetch(nullptr, "POLY1305", nullptr);
+    hmac = h ? EVP_MAC_CTX_new(h) : nullptr;
+    poly = p ? EVP_MAC_CTX_new(p) : nullptr;
+    EVP_MAC_free(h);  // a context keeps its own reference
+    EVP_MAC_free(p);
+    char digest[] = "SHA256";
+    OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("digest", digest, 0), OSSL_PARAM_construct_end()};
+    if (hmac && EVP_MAC_CTX_set_params(hmac, params) != 1) {
+      EVP_MAC_CTX_free(hmac);
+      hmac = nullptr;
+    }
+  }
+  ~Prototypes() {
+    EVP_MAC_CTX_free(hmac);
+    EVP_MAC_CTX_free(poly);
+  }
+  Prototypes(const Prototypes&) = delete;
+  Prototypes& operator=(const Prototypes&) = delete;
+};
+
+EVP_MAC_CTX* new_context(bool hmac) {
+  thread_local Prototypes prototypes;
+  EVP_MAC_CTX* from = hmac ? prototypes.hmac : prototypes.poly;
+  return from ? EVP_MAC_CTX_dup(from) : nullptr;
+}
+
 }  // namespace
 
 MacKey hmac_sha256(const MacKey& key, std::initializer_list<std::span<const std::uint8_t>> parts) {
   MacKey out{};
-  EVP_MAC* mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
-  EVP_MAC_CTX* ctx = mac ? EVP_MAC_CTX_new(mac) : nullptr;
-  char digest[] = "SHA256";
-  OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("digest", digest, 0), OSSL_PARAM_construct_end()};
-  bool ok = ctx && EVP_MAC_init(ctx, key.data(), key.size(), params) == 1;
+  EVP_MAC_CTX* ctx = new_context(true);
+  bool ok = ctx && EVP_MAC_init(ctx, key.data(), key.size(), nullptr) == 1;
   for (auto part : parts) ok = ok && EVP_MAC_update(ctx, part.data(), part.size()) == 1;
   std::size_t n = 0;
   ok = ok && EVP_MAC_final(ctx, out.data(), &n, out.size()) == 1 && n == out.size();
   EVP_MAC_CTX_free(ctx);
-  EVP_MAC_free(mac);
   if (!ok) crypto_failed("compute HMAC-SHA256");
   return out;
 }
@@ -80,17 +111,11 @@ AttachNonce random_nonce() {
 // repeated). Chosen over AES-GMAC after measuring both through OpenSSL on the machines we run on:
 // 11.9 GB/s against 8.1 GB/s per core (bench/results/auth-cost.md).
 BlockMac::BlockMac(const MacKey& key) {
-  EVP_MAC* poly = EVP_MAC_fetch(nullptr, "POLY1305", nullptr);
-  ctx_ = poly ? EVP_MAC_CTX_new(poly) : nullptr;
-  EVP_MAC_free(poly);  // a context keeps its own reference
+  ctx_ = new_context(false);
   // HMAC keyed once; each block's key re-initialises it with the same key (EVP_MAC_init with a
   // NULL key), which costs a fraction of a fresh HMAC context per block.
-  EVP_MAC* hmac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
-  hmac_ = hmac ? EVP_MAC_CTX_new(hmac) : nullptr;
-  EVP_MAC_free(hmac);
-  char digest[] = "SHA256";
-  OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("digest", digest, 0), OSSL_PARAM_construct_end()};
-  if (!ctx_ || !hmac_ || EVP_MAC_init(static_cast<EVP_MAC_CTX*>(hmac_), key.data(), key.size(), params) != 1) {
+  hmac_ = new_context(true);
+  if (!ctx_ || !hmac_ || EVP_MAC_init(static_cast<EVP_MAC_CTX*>(hmac_), key.data(), key.size(), nullptr) != 1) {
     EVP_MAC_CTX_free(static_cast<EVP_MAC_CTX*>(ctx_));
     EVP_MAC_CTX_free(static_cast<EVP_MAC_CTX*>(hmac_));
     crypto_failed("set up Poly1305");
