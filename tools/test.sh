@@ -79,13 +79,13 @@ rm -f "$junit"
 # CI machine does not hide the rest of the run; every test that needed the second run is named
 # again at the very end (FLAKY), with the end of its first output, so it is fixed, not forgotten.
 ctest_status=0
+mkdir -p "$build_dir/Testing"  # a fresh build directory has none before ctest's first run
 ctest_log="$(cd "$build_dir" && pwd)/Testing/ctest-main.log"
-set +o pipefail
-(cd "$build_dir" && ctest --output-on-failure --timeout 600 -j 1 --repeat until-pass:2 --output-junit "$junit"; echo "ctest-exit=$?") |
+set +e  # ctest's status is taken from PIPESTATUS, not from `set -e`
+(cd "$build_dir" && ctest --output-on-failure --timeout 600 -j 1 --repeat until-pass:2 --output-junit "$junit") 2>&1 |
   tee "$ctest_log"
-set -o pipefail
-ctest_status=$(sed -n 's/^ctest-exit=//p' "$ctest_log" | tail -1)
-ctest_status=${ctest_status:-1}
+ctest_status=${PIPESTATUS[0]}
+set -e
 status=$ctest_status
 
 # ctest counts a skipped test as passed. List every skipped test with its reason (the line after
