@@ -100,10 +100,14 @@ TEST_P(BrokenStream, TransferCompletesByteIdentical) {
   std::string root = dir.subdir("root"), local = dir.subdir("local");
   std::string source = put ? local + "/f.bin" : root + "/f.bin";
   std::string dest = put ? root + "/f.bin" : local + "/f.bin";
-  make_file(source, 48 * MiB, 501);
+  // 96 MiB at 8 MiB/s per connection: about 3 s with 4 streams, 4 s once one is lost. A stall is
+  // seen 1-2 s after it starts (--stall-timeout 1s, checked each heartbeat), and the replacement
+  // must attach before the last block is acknowledged, or there is no "reconnected after" to
+  // read: with 48 MiB (1.5 s) that race was lost now and then on a busy machine.
+  make_file(source, 96 * MiB, 501);
   ServerProcess server(root);
   FaultProxy proxy(server.port());
-  proxy.set_rate(8 * MiB);  // per connection: 4 streams take about 1.5 s
+  proxy.set_rate(8 * MiB);
   // Connection 0 is the control connection; 1 to 4 are the data streams.
   proxy.inject(2, fault, 3 * MiB);
   RunResult r = put ? run_pxfer("put", source, via(proxy, "f.bin"), "-p", "4", "--stall-timeout", "1s")
