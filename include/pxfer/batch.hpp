@@ -60,6 +60,10 @@ struct BatchOptions {
   double auto_tolerance = 0.05;
   // Limits of the server for --auto; when unset, run_batch asks the first file's server (INFO).
   ServerLimits server_limits;
+  // Files of at most limits::max_small_file bytes (their size known from the walk or the listing)
+  // move whole in one frame each, many in flight per worker (ClientSession::move_small), unless
+  // --skip-existing or --preserve needs a request of its own per file. Off: every file with OPEN.
+  bool small_file_frames = true;
   // Aggregate progress every this long (ProgressListener::on_batch_interval); 0 = none.
   std::chrono::milliseconds interval{0};
 };

@@ -20,7 +20,7 @@ struct BatchFile {
   Direction direction = Direction::put;
   std::string local;
   Url remote;
-  std::optional<std::uint64_t> source_size;  // a get's, when the walk already knows it
+  std::optional<std::uint64_t> source_size;  // when the walk (put -r) or the listing (get -r) knows it
   std::optional<std::uint32_t> mode;    // a get's source mode and mtime, for --preserve
   std::optional<std::int64_t> mtime_ns;
 };

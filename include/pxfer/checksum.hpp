@@ -53,6 +53,8 @@ class FileDigest {
 // One-shot helpers, for tests and for checking files outside a transfer.
 std::uint32_t adler32_of(std::span<const std::uint8_t> data, std::uint32_t start = 1);
 std::string checksum_of_file(ChecksumAlgo algo, const std::string& path);
+// The same over bytes in memory (a small file moved whole in one frame).
+std::string checksum_of_bytes(ChecksumAlgo algo, std::span<const std::uint8_t> data);
 // The same over an open file (read from offset 0 with pread); closes `fd`. `path` names it in errors.
 std::string checksum_of_descriptor(ChecksumAlgo algo, int fd, const std::string& path);
 

@@ -3,7 +3,9 @@
 // parses options into these.
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,6 +83,22 @@ struct RemoteSum {
 // pay for a TLS handshake, HELLO, AUTH and a new set of threads: the control connection to the
 // last server used stays open for the next transfer to the same server (OPEN again after RESULT).
 // One transfer at a time; use one session per thread. Throws like put_file/get_file.
+// A file for ClientSession::move_small (paths as they are: no "into this directory" expansion),
+// and how its one attempt ended.
+struct SmallFile {
+  Direction direction = Direction::put;
+  std::string local;
+  Url remote;
+};
+struct SmallOutcome {
+  // fallback: the server cannot take it whole in one frame (an older pxferd, a file over
+  // limits::max_small_file by now); move it with put/get.
+  enum class Kind { done, failed, fallback } kind = Kind::failed;
+  TransferSummary summary;     // done
+  std::optional<Error> error;  // failed
+};
+using SmallDone = std::function<void(std::size_t index, SmallOutcome outcome)>;
+
 class ClientSession {
  public:
   explicit ClientSession(const ClientOptions& options);  // options.threads / streams size the pool
@@ -94,6 +112,11 @@ class ClientSession {
                       ProgressListener* listener = nullptr);
   TransferSummary get(const Url& remote, const std::string& local, const ClientOptions& options,
                       ProgressListener* listener = nullptr);
+  // Small files, all to or from one server, pipelined on the kept control connection: each moves
+  // whole in one frame (PUT_SMALL / GET_SMALL, docs/protocol.md "Small files"), many in flight, no
+  // data streams and no round trip of its own. One attempt each (the caller retries, with put/get);
+  // `done(i, outcome)` hears of files[i] as its answer arrives, from the session's thread.
+  void move_small(const std::vector<SmallFile>& files, const ClientOptions& options, const SmallDone& done);
   // A file's size on the server and, when it has `size` bytes, its checksum (read there in full;
   // --skip-existing). Throws Error(not_found) when there is no such file.
   RemoteSum remote_sum(const Url& remote, ChecksumAlgo algo, std::uint64_t size, std::chrono::milliseconds connect_timeout);

@@ -16,6 +16,14 @@ inline constexpr std::uint32_t min_block_size = 1u << 20;
 inline constexpr std::uint32_t max_block_size = 16u << 20;
 inline constexpr std::uint32_t default_block_size = 2u << 20;  // bench/results/block-size.md
 inline constexpr std::uint16_t default_streams = 4;
+// A file of at most this many bytes moves whole in one frame on the control connection, many in
+// flight at once (PUT_SMALL / GET_SMALL, cap_small_files): no data stream, no round trip of its
+// own. One block at the smallest block size, so such a file is always a single block.
+inline constexpr std::uint32_t max_small_file = min_block_size;
+// Small-file frames a client keeps in flight on one control connection, and their bytes: enough to
+// keep both ends busy across a round trip, little enough that replies never fill a socket buffer.
+inline constexpr std::uint32_t small_files_in_flight = 64;
+inline constexpr std::uint32_t small_bytes_in_flight = 8u << 20;
 
 // Blocks of a file of `size` bytes: the last may be shorter; an empty file has none.
 constexpr std::uint64_t block_count(std::uint64_t size, std::uint32_t block_size) {

@@ -175,6 +175,14 @@ std::string checksum_of_file(ChecksumAlgo algo, const std::string& path) {
   return checksum_of_descriptor(algo, fd, path);
 }
 
+std::string checksum_of_bytes(ChecksumAlgo algo, std::span<const std::uint8_t> data) {
+  constexpr std::uint32_t chunk = 4 << 20;
+  auto digest = FileDigest::create(algo, data.size(), chunk, nullptr);
+  for (std::size_t offset = 0; offset < data.size(); offset += chunk)
+    digest->add_block(offset, data.subspan(offset, std::min<std::size_t>(chunk, data.size() - offset)));
+  return digest->finish();
+}
+
 std::string checksum_of_descriptor(ChecksumAlgo algo, int fd, const std::string& path) {
   constexpr std::uint32_t chunk = 4 << 20;
   off_t size = ::lseek(fd, 0, SEEK_END);

@@ -202,6 +202,7 @@ class BatchRun {
     if (options.auto_tune) make_controller();
     monitor_ = controller_ || options.interval.count() > 0;
     base_ = session_options();
+    small_frames_ = options.small_file_frames && !options.skip_existing && !options.preserve;
     target_ = controller_ ? controller_->concurrency() : shape_.concurrency;
     streams_ = controller_ ? controller_->streams() : shape_.streams;
   }
@@ -267,13 +268,79 @@ class BatchRun {
       std::unique_lock lock(mutex_);
       changed_.wait(lock, [&] { return next_ >= plan_.files.size() || active_ < target_; });
       if (next_ >= plan_.files.size()) return;
-      const std::size_t i = next_++;
+      std::vector<std::size_t> run = take_small_run();
+      const std::size_t i = run.empty() ? next_++ : run.front();
       ++active_;
       ClientOptions client = base_;
       client.streams = streams_;
       lock.unlock();
+      if (!run.empty()) {
+        move_small_run(session, run, client);
+        lock.lock();
+      } else {
+        FileOutcome outcome = move_file(session, i, client);
+        lock.lock();
+        record(std::move(outcome));
+      }
+      --active_;
+      changed_.notify_all();
+    }
+  }
+
+  // Under mutex_: the next files when they are small (limits::max_small_file, their size known),
+  // in the same direction and to the same server as the first, at most small_run files; else none.
+  // A run is long enough to keep limits::small_files_in_flight requests going for most of it, short
+  // enough that the workers end together.
+  std::vector<std::size_t> take_small_run() {
+    constexpr std::size_t small_run = 4 * limits::small_files_in_flight;
+    std::vector<std::size_t> run;
+    if (!small_frames_) return run;
+    auto small = [](const BatchFile& f) { return f.source_size && *f.source_size <= limits::max_small_file; };
+    const BatchFile& first = plan_.files[next_];
+    while (next_ < plan_.files.size() && run.size() < small_run) {
+      const BatchFile& f = plan_.files[next_];
+      if (!small(f) || f.direction != first.direction || f.remote.authority() != first.remote.authority()) break;
+      run.push_back(next_++);
+    }
+    return run;
+  }
+
+  // A run of small files pipelined on the worker's session. A file the fast path could not take
+  // (an older server, a file grown meanwhile) or that failed in a way a retry may mend moves again
+  // the ordinary way, under the retry policy; the others are final.
+  void move_small_run(ClientSession& session, const std::vector<std::size_t>& run, const ClientOptions& client) {
+    std::vector<SmallFile> files;
+    files.reserve(run.size());
+    for (std::size_t i : run) files.push_back(SmallFile{plan_.files[i].direction, plan_.files[i].local, plan_.files[i].remote});
+    const double started_s = seconds_since_start();
+    std::vector<std::size_t> again;
+    session.move_small(files, client, [&](std::size_t k, SmallOutcome o) {
+      const std::size_t i = run[k];
+      const bool retry = o.kind == SmallOutcome::Kind::fallback ||
+                         (o.kind == SmallOutcome::Kind::failed && retryable(o.error->code(), RetryScope::transfer));
+      if (retry) {
+        again.push_back(i);
+        return;
+      }
+      FileOutcome outcome;
+      outcome.file = plan_.files[i];
+      outcome.summary = std::move(o.summary);
+      outcome.error = std::move(o.error);
+      outcome.attempts = 1;
+      outcome.streams = 0;
+      if (o.kind == SmallOutcome::Kind::done) {
+        outcome.status = FileStatus::done;
+        moved_ += outcome.summary.bytes;
+      }
+      outcome.started_s = started_s;
+      outcome.finished_s = seconds_since_start();
+      std::lock_guard lock(mutex_);
+      listener_.on_file_start(plan_.files[i], i + 1, plan_.files.size(), 0, started_s);
+      record(std::move(outcome));
+    });
+    for (std::size_t i : again) {
       FileOutcome outcome = move_file(session, i, client);
-      lock.lock();
+      std::lock_guard lock(mutex_);
       record(std::move(outcome));
     }
   }
@@ -301,7 +368,6 @@ class BatchRun {
 
   // Under mutex_.
   void record(FileOutcome outcome) {
-    --active_;
     if (outcome.status == FileStatus::done) {
       report_.bytes += outcome.summary.bytes;
       ++interval_done_;
@@ -313,7 +379,7 @@ class BatchRun {
     }
     report_.files.push_back(std::move(outcome));
     listener_.on_file(report_.files.back(), report_.files.size(), plan_.files.size());
-    changed_.notify_all();
+    changed_.notify_all();  // the sampler waits for every file
   }
 
   // The calling thread: aggregate progress every options.interval, --auto decisions every
@@ -353,6 +419,7 @@ class BatchRun {
   const BatchShape shape_;
   std::optional<AutoController> controller_;
   bool monitor_ = false;
+  bool small_frames_ = false;  // BatchOptions::small_file_frames, when nothing needs a request per file
   ClientOptions base_;
   RatePacer pacer_;  // --connect-rate: connections per second
   std::atomic<std::uint64_t> moved_{0};

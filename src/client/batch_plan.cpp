@@ -84,6 +84,7 @@ BatchPlan plan_recursive_put(const std::string& local_dir, const Url& destinatio
       file.direction = Direction::put;
       file.local = it->path().string();
       file.remote = at_path(destination, join(base, relative));
+      if (auto size = it->file_size(ec); !ec) file.source_size = size;
       plan.files.push_back(std::move(file));
     }
   }

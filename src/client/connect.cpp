@@ -128,6 +128,10 @@ std::string describe_protection(const net::Connection& control, bool encrypt) {
          (net::kernel_tls_available() ? ", OpenSSL user space)" : ", OpenSSL user space: no kernel TLS)");
 }
 
+std::string describe_small_protection(const net::Connection& control) {
+  return "control " + control.protection() + ", data inside it (a small file in one frame)";
+}
+
 awaitable<std::shared_ptr<net::Connection>> open_data_connection(tcp::socket& socket, const bool& encrypt,
                                                                  const ControlLink& link) {
   if (!encrypt) co_return net::make_tcp_connection(std::move(socket));

@@ -73,6 +73,8 @@ net::awaitable<std::shared_ptr<net::Connection>> open_data_connection(net::tcp::
 
 // "control TLS1.3 (...), data clear" for a summary.
 std::string describe_protection(const net::Connection& control, bool encrypt);
+// The same for a small file that moved inside the control connection's TLS (PUT_SMALL / GET_SMALL).
+std::string describe_small_protection(const net::Connection& control);
 
 // Throws Error(usage) naming the available ones when this host has no congestion control `name`
 // (checked on a throwaway socket, before anything is connected).

@@ -171,8 +171,8 @@ awaitable<wire::Message> ask(std::optional<ControlLink>& link, bool reused, cons
   }
 }
 
-// The session's control connection to `remote`'s server: the kept one, or a new one. Returns
-// whether it was kept (and so may turn out to be closed: see ask).
+}  // namespace
+
 awaitable<bool> control_to(std::optional<ControlLink>& link, const Url& remote, std::chrono::milliseconds connect_timeout,
                            std::shared_ptr<ClientTrust> trust) {
   const bool reused = link && link->authority == remote.authority();
@@ -182,6 +182,8 @@ awaitable<bool> control_to(std::optional<ControlLink>& link, const Url& remote, 
   }
   co_return reused;
 }
+
+namespace {
 
 // The receiving engine, or the error the server must hear before the client gives up.
 std::shared_ptr<transfer::Transfer> make_receiver(asio::any_io_executor ex, const Job& job,
@@ -290,9 +292,16 @@ std::string absolute_path(const std::string& path) {
 }
 
 wire::Token transfer_id_of(const Job& job, const std::optional<transfer::SourceFacts>& facts) {
-  const std::string local = absolute_path(job.local);
-  std::string text = std::string("pxfer transfer id\n") + host_name() + '\n' + (job.direction == Direction::put ? "put" : "get") +
-                     '\n' + local + '\n' + job.remote.to_string() + '\n';
+  return transfer_id_of(job.direction, job.local, job.remote, facts);
+}
+
+}  // namespace
+
+wire::Token transfer_id_of(Direction direction, const std::string& local_path, const Url& remote,
+                           const std::optional<transfer::SourceFacts>& facts) {
+  const std::string local = absolute_path(local_path);
+  std::string text = std::string("pxfer transfer id\n") + host_name() + '\n' + (direction == Direction::put ? "put" : "get") +
+                     '\n' + local + '\n' + remote.to_string() + '\n';
   if (facts) text += std::to_string(facts->size) + '\n' + std::to_string(facts->mtime_ns) + '\n';
   unsigned char digest[SHA256_DIGEST_LENGTH];
   ::SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
@@ -300,6 +309,8 @@ wire::Token transfer_id_of(const Job& job, const std::optional<transfer::SourceF
   std::copy_n(digest, id.size(), id.begin());
   return id;
 }
+
+namespace {
 
 // OPEN and its answer; the reply is OPEN_OK (an ERROR becomes the server's refusal).
 awaitable<wire::OpenOk> open_transfer(Job& job, std::optional<ControlLink>& link, bool& link_clean,

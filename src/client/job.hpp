@@ -8,6 +8,7 @@
 
 #include "connect.hpp"
 #include "pxfer/client.hpp"
+#include "transfer/negotiate.hpp"
 
 namespace pxfer {
 
@@ -26,6 +27,16 @@ struct Job {
 // after anything that failed midway.
 net::awaitable<void> run_job(boost::asio::io_context& ioc, Job& job, std::optional<ControlLink>& link, bool& link_clean,
                              std::shared_ptr<ClientTrust> trust);
+
+// The session's control connection to `remote`'s server: the kept one, or a new one. Returns
+// whether it was kept (and so may turn out to be closed by the server meanwhile).
+net::awaitable<bool> control_to(std::optional<ControlLink>& link, const Url& remote, std::chrono::milliseconds connect_timeout,
+                                std::shared_ptr<ClientTrust> trust);
+
+// The transfer's id (OPEN's, PUT_SMALL's): the same for every retry of one file and for a rerun of
+// the same command on this host (the source's size and mtime included).
+wire::Token transfer_id_of(Direction direction, const std::string& local, const Url& remote,
+                           const std::optional<transfer::SourceFacts>& facts);
 
 // A request that is not a transfer (SUM, SET_ATTRIBUTES, ...) and its answer, on the session's
 // control connection to `remote`'s server (opened if needed).

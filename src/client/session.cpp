@@ -13,6 +13,7 @@
 #include "job.hpp"
 #include "net/frame_io.hpp"
 #include "path_names.hpp"
+#include "small_files.hpp"
 #include "pxfer/client.hpp"
 #include "transfer/negotiate.hpp"
 
@@ -136,6 +137,11 @@ TransferSummary ClientSession::get(const Url& remote, const std::string& local, 
   job.summary.source = remote.to_string();
   job.summary.destination = target;
   return state_->run(std::move(job));
+}
+
+void ClientSession::move_small(const std::vector<SmallFile>& files, const ClientOptions& options, const SmallDone& done) {
+  State& s = *state_;
+  asio::co_spawn(s.strand, run_small_files(s.link, files, options, s.trust, done), asio::use_future).get();
 }
 
 RemoteSum ClientSession::remote_sum(const Url& remote, ChecksumAlgo algo, std::uint64_t size,

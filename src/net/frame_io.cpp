@@ -24,7 +24,8 @@ awaitable<wire::FrameHeader> read_header(Connection& conn) {
 awaitable<wire::Message> read_payload(Connection& conn, const wire::FrameHeader& header) {
   if (header.type == wire::FrameType::block)
     throw Error(Errc::protocol, "unexpected BLOCK frame from " + conn.peer());
-  // decode_header bounded the length, so this allocation is at most max_control_payload.
+  // decode_header bounded the length by its type: at most max_control_payload, or
+  // max_small_payload for a small file's frame.
   std::vector<std::uint8_t> payload(header.length);
   co_await conn.read_exact(payload);
   wire::Message message;

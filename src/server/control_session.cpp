@@ -62,6 +62,10 @@ class Handlers {
     if (denied) co_return;
     co_await cx_.transfers.serve(conn_, m, caps_, who_);
   }
+  // PUT_SMALL / GET_SMALL (small_files.cpp): every answer, a refusal too, carries the request's id
+  // and leaves the session reading the next request: the client has others in flight behind it.
+  awaitable<void> operator()(wire::PutSmall& m) { co_await small_file<wire::PutSmallOk>(m, true); }
+  awaitable<void> operator()(wire::GetSmall& m) { co_await small_file<wire::GetSmallOk>(m, false); }
   awaitable<void> operator()(wire::Ping& m) {
     wire::Message pong = wire::Pong{m.nonce};
     co_await reply(pong);
@@ -210,6 +214,24 @@ class Handlers {
     std::function<void()> guarded = [&] { failed = attempt(work); };
     co_await cx_.blocking.run(guarded);
     co_return failed;
+  }
+
+  template <class Answer, class Request>
+  awaitable<void> small_file(Request& m, bool write) {
+    wire::Message answer;
+    if (auto denied = Authenticator::authorize(rights_, m.path, write)) {
+      spdlog::info("client={} identity={} refused: {}", conn_->peer(), rights_.identity, denied->what());
+      Answer refused;
+      refused.id = m.id;
+      refused.code = static_cast<std::uint16_t>(denied->code());
+      refused.message = denied->what();
+      answer = std::move(refused);
+    } else if constexpr (std::is_same_v<Request, wire::PutSmall>) {
+      answer = co_await cx_.transfers.put_small(conn_, m, who_);
+    } else {
+      answer = co_await cx_.transfers.get_small(conn_, m, who_);
+    }
+    co_await reply(answer);
   }
 
   // True (and the client told why) when the identity may not touch `path` this way. Callers

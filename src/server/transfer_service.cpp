@@ -38,7 +38,6 @@ bool has_word(const std::string& list, const std::string& word) {
   return false;
 }
 
-const char* direction_name(const wire::Open& open) { return open.direction == wire::Direction::put ? "put" : "get"; }
 
 }  // namespace
 
@@ -69,12 +68,16 @@ TransferService::OpenedFile TransferService::open_file(const wire::Open& open) {
     file.source = std::make_unique<FileSource>(root_, open.path);
     return file;
   }
-  SinkOptions sink_options{(open.flags & wire::open_overwrite) != 0, (open.flags & wire::open_no_resume) == 0,
-                           (open.flags & wire::open_sync) != 0, open.block_size, open.mtime_ns,
-                           options_.partial_max_age.count(), options_.emulate_disk_rate > 0 ? &disk_pacer_ : nullptr};
-  sink_options.max_file_size = options_.max_file_size;
-  file.sink = std::make_unique<FileSink>(root_, open.path, open.size, sink_options);
+  file.sink = std::make_unique<FileSink>(root_, open.path, open.size, sink_options(open.flags, open.block_size, open.mtime_ns));
   return file;
+}
+
+SinkOptions TransferService::sink_options(std::uint32_t flags, std::uint32_t block_size, std::int64_t source_mtime_ns) {
+  SinkOptions sink{(flags & wire::open_overwrite) != 0, (flags & wire::open_no_resume) == 0, (flags & wire::open_sync) != 0,
+                   block_size, source_mtime_ns, options_.partial_max_age.count(),
+                   options_.emulate_disk_rate > 0 ? &disk_pacer_ : nullptr};
+  sink.max_file_size = options_.max_file_size;
+  return sink;
 }
 
 // Opens the file the client named; errors become an ERROR frame and the session goes on.
@@ -147,11 +150,12 @@ std::shared_ptr<transfer::Transfer> TransferService::committed_again(const wire:
   return transfer::Transfer::already_committed(ex, settings, c->size, c->checksum);
 }
 
-void TransferService::remember_commit(const wire::Open& open, const std::string& owner, std::uint64_t size,
+void TransferService::remember_commit(const wire::Token& id, const std::string& path, const std::string& owner,
+                                      std::uint64_t size, std::int64_t source_mtime_ns, std::uint8_t checksum_algo,
                                       const std::string& checksum) {
-  TransferRegistry::Committed c{owner, size, open.mtime_ns, open.checksum, checksum};
+  TransferRegistry::Committed c{owner, size, source_mtime_ns, checksum_algo, checksum};
   try {
-    int fd = root_.open_file(open.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    int fd = root_.open_file(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
     struct stat st {};
     if (::fstat(fd, &st) == 0) {
       c.inode = st.st_ino;
@@ -161,7 +165,7 @@ void TransferService::remember_commit(const wire::Open& open, const std::string&
   } catch (const Error&) {
     return;  // gone already: nothing a retry could be answered with
   }
-  registry_.add_committed(open.transfer_id, std::move(c));
+  registry_.add_committed(id, std::move(c));
 }
 
 // OPEN_OK, with the granted stream count and the server's load for a client that understands them.
@@ -182,51 +186,57 @@ wire::Message TransferService::open_ok_for(const wire::Token& token, const trans
 // Waits for an admission slot, telling the client its place in line (QUEUED frames). Lowers
 // open.streams to what was granted (--max-streams-per-client) when the client can take fewer.
 net::awaitable<std::unique_ptr<Admission::Slot>> TransferService::wait_for_slot(std::shared_ptr<net::Connection> conn,
-                                                                               wire::Open& open, std::uint64_t caps) {
+                                                                               const std::string& path, std::uint16_t& streams,
+                                                                               bool can_lower, bool tell_client) {
   const auto queued_at = Clock::now();
   const std::string client = client_address(*conn);
   // Named, not a temporary in the co_await below: g++ 12 mishandles those.
-  Admission::OnWait tell_client = [conn, path = open.path](QueueState s) -> net::awaitable<void> {
+  Admission::OnWait on_wait = [conn, path, tell_client](QueueState s) -> net::awaitable<void> {
     spdlog::info("client={} path={} queued position={} active={} queued={}", conn->peer(), path, s.position, s.active,
                  s.queued);
+    if (!tell_client) co_return;
     wire::Message queued = wire::Queued{s.position, s.active, s.queued};
     co_await net::send_message(*conn, queued);
   };
-  AdmissionPolicy::Request request{client, open.streams, (caps & wire::cap_admission) != 0};
-  auto slot = co_await admission_->admit(request, options_.queue_timeout, tell_client);
-  const unsigned asked = open.streams;
-  open.streams = static_cast<std::uint16_t>(slot->streams());
+  AdmissionPolicy::Request request{client, streams, can_lower};
+  auto slot = co_await admission_->admit(request, options_.queue_timeout, on_wait);
+  const unsigned asked = streams;
+  streams = static_cast<std::uint16_t>(slot->streams());
   double waited = std::chrono::duration<double>(Clock::now() - queued_at).count();
   // One info line per transfer is the rule; an admission is only news when the transfer waited
   // or was granted fewer streams than it asked for.
-  spdlog::log(waited > 0.001 || asked != open.streams ? spdlog::level::info : spdlog::level::debug,
+  spdlog::log(waited > 0.001 || asked != streams ? spdlog::level::info : spdlog::level::debug,
               "client={} path={} admitted active={} max_active={} waited={:.2f}s streams={} asked={} client_streams={}",
-              conn->peer(), open.path, admission_->active(), admission_->max_active(), waited, open.streams, asked,
+              conn->peer(), path, admission_->active(), admission_->max_active(), waited, streams, asked,
               admission_->streams_of(client));
   co_return slot;
 }
 
-namespace {
-
-// The accounting line's fields that every outcome shares.
-TransferAccount account_of(net::Connection& conn, const wire::Open& open, const TransferService::Who& who,
-                           const wire::Token* token) {
+TransferAccount account_of(net::Connection& conn, const std::string& path, bool put, unsigned streams,
+                           std::uint8_t checksum, const TransferService::Who& who, std::string id) {
   TransferAccount a;
-  if (token) {
-    char id[9];
-    std::snprintf(id, sizeof id, "%02x%02x%02x%02x", (*token)[0], (*token)[1], (*token)[2], (*token)[3]);
-    a.id = id;
-  } else {
-    a.id = "-";
-  }
+  a.id = std::move(id);
   a.client = conn.peer();
   a.identity = who.identity;
   a.agent = who.agent;
-  a.path = open.path;
-  a.direction = direction_name(open);
-  a.streams = open.streams;
-  a.checksum_algo = std::string(checksum_name(static_cast<ChecksumAlgo>(open.checksum)));
+  a.path = path;
+  a.direction = put ? "put" : "get";
+  a.streams = streams;
+  a.checksum_algo = std::string(checksum_name(static_cast<ChecksumAlgo>(checksum)));
   return a;
+}
+
+namespace {
+
+TransferAccount account_of(net::Connection& conn, const wire::Open& open, const TransferService::Who& who,
+                           const wire::Token* token) {
+  std::string id = "-";
+  if (token) {
+    char hex[9];
+    std::snprintf(hex, sizeof hex, "%02x%02x%02x%02x", (*token)[0], (*token)[1], (*token)[2], (*token)[3]);
+    id = hex;
+  }
+  return account_of(conn, open.path, open.direction == wire::Direction::put, open.streams, open.checksum, who, std::move(id));
 }
 
 void set_error(TransferAccount& a, const char* result, const Error& e) {
@@ -244,16 +254,12 @@ net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> con
   std::optional<Error> refused;
   // Counted before the drain flag is read, so a drain that sees in_service() == 0 knows that
   // every later OPEN reads the flag set and is refused.
-  ++in_service_;
-  struct Leave {
-    std::atomic<unsigned>& n;
-    ~Leave() { --n; }
-  } leave{in_service_};
+  InService counted(in_service_);
   const bool has_id = open.direction == wire::Direction::put && open.has_transfer_id;
   const std::string owner = who.identity + '\n' + open.path;
   try {
     refuse_if_draining();
-    slot = co_await wait_for_slot(conn, open, caps);
+    slot = co_await wait_for_slot(conn, open.path, open.streams, (caps & wire::cap_admission) != 0, true);
     refuse_if_draining();
     if (has_id) co_await take_over(open, owner);
     auto ex = co_await asio::this_coro::executor;
@@ -296,7 +302,8 @@ net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> con
   if (has_id) registry_.remove_running(open.transfer_id, t.get());
   // Recorded once the file is in place, whatever happened after (a RESULT that could not be sent
   // to a client that died at that moment is the very case a retry must be answered for).
-  if (auto committed = t->committed_here(); has_id && committed) remember_commit(open, owner, t->file_size(), *committed);
+  if (auto committed = t->committed_here(); has_id && committed)
+    remember_commit(open.transfer_id, open.path, owner, t->file_size(), open.mtime_ns, open.checksum, *committed);
   TransferAccount a = account_of(*conn, open, who, &token);
   a.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   a.rate_mbps = a.seconds > 0 ? static_cast<double>(t->bytes_moved()) / a.seconds / 1e6 : 0;

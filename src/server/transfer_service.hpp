@@ -10,6 +10,7 @@
 #include "metrics.hpp"
 #include "net/connection.hpp"
 #include "io/file_io.hpp"
+#include "pxfer/clock.hpp"
 #include "pxfer/rate_pacer.hpp"
 #include "pxfer/server.hpp"
 #include "wire/wire.hpp"
@@ -31,6 +32,11 @@ class TransferService {
   };
   net::awaitable<void> serve(std::shared_ptr<net::Connection> control, wire::Open& open, std::uint64_t caps,
                              const Who& who);
+  // PUT_SMALL / GET_SMALL (cap_small_files, small_files.cpp): one small file moved whole in the
+  // request or its answer, after the session authorized its path. The file's own failure is in the
+  // answer (by id), never thrown: the session reads the next request.
+  net::awaitable<wire::Message> put_small(std::shared_ptr<net::Connection> control, wire::PutSmall& request, const Who& who);
+  net::awaitable<wire::Message> get_small(std::shared_ptr<net::Connection> control, wire::GetSmall& request, const Who& who);
   // A data connection whose first frame was ATTACH.
   net::awaitable<void> attach(std::shared_ptr<net::Connection> conn, const wire::Attach& attach);
   // Ends every running transfer with `why` (shutdown).
@@ -50,17 +56,32 @@ class TransferService {
 
  private:
   void refuse_if_draining() const;
+  // Counts a request in in_service() for its lifetime (SIGTERM's drain waits for it).
+  struct InService {
+    explicit InService(std::atomic<unsigned>& n) : n_(n) { ++n_; }
+    ~InService() { --n_; }
+    std::atomic<unsigned>& n_;
+  };
   // The file a transfer reads (a get) or writes (a put), opened on the blocking pool.
   struct OpenedFile {
     std::unique_ptr<FileSource> source;
     std::unique_ptr<FileSink> sink;
   };
   OpenedFile open_file(const wire::Open& open);
+  // How a put's temporary file is written (OPEN's and PUT_SMALL's flags; block size and mtime with resume).
+  SinkOptions sink_options(std::uint32_t flags, std::uint32_t block_size, std::int64_t source_mtime_ns);
+  // The accounting line and metrics of a small file that ended.
+  void account_small(net::Connection& conn, bool put, const std::string& path, std::uint32_t id, std::uint8_t checksum,
+                     const Who& who, Clock::time_point start, std::uint64_t bytes, const std::string& value,
+                     const std::optional<Error>& failure);
   std::shared_ptr<transfer::Transfer> open_transfer(wire::Open& open, std::uint64_t caps, boost::asio::any_io_executor ex,
                                                     OpenedFile file);
   net::awaitable<std::shared_ptr<transfer::Transfer>> open_off_thread(wire::Open& open, std::uint64_t caps);
-  net::awaitable<std::unique_ptr<Admission::Slot>> wait_for_slot(std::shared_ptr<net::Connection> conn, wire::Open& open,
-                                                                 std::uint64_t caps);
+  // Waits for an admission slot, logging the wait; `tell_client` sends it QUEUED frames meanwhile.
+  // Lowers `streams` to what was granted (--max-streams-per-client) when `can_lower`.
+  net::awaitable<std::unique_ptr<Admission::Slot>> wait_for_slot(std::shared_ptr<net::Connection> conn,
+                                                                 const std::string& path, std::uint16_t& streams,
+                                                                 bool can_lower, bool tell_client);
   // A retry (same transfer id, same identity and path) of a put still running here ends that one
   // and waits, briefly, until its file is free, so the retry resumes it instead of being refused.
   net::awaitable<void> take_over(const wire::Open& open, const std::string& owner);
@@ -69,7 +90,9 @@ class TransferService {
   std::shared_ptr<transfer::Transfer> committed_again(const wire::Open& open, const std::string& owner,
                                                       std::uint64_t caps, boost::asio::any_io_executor ex);
   // Records a put that committed under a transfer id, with its file as it is now.
-  void remember_commit(const wire::Open& open, const std::string& owner, std::uint64_t size, const std::string& checksum);
+  // `owner` is the identity and the path (identity + '\n' + path): only the same client's retry matches.
+  void remember_commit(const wire::Token& id, const std::string& path, const std::string& owner, std::uint64_t size,
+                       std::int64_t source_mtime_ns, std::uint8_t checksum_algo, const std::string& checksum);
   wire::Message open_ok_for(const wire::Token& token, const transfer::Transfer& t, const wire::Open& open,
                             std::uint64_t caps) const;
 
@@ -83,6 +106,11 @@ class TransferService {
   std::atomic<unsigned> in_service_{0};
   BlockingPool& blocking_;
 };
+
+// The accounting line's fields that every outcome shares (id: 8 hex digits, "-" when none yet).
+struct TransferAccount;
+TransferAccount account_of(net::Connection& conn, const std::string& path, bool put, unsigned streams,
+                           std::uint8_t checksum, const TransferService::Who& who, std::string id);
 
 // The client as admission control counts it: its address (an IPv4-mapped IPv6 address as IPv4).
 std::string client_address(net::Connection& conn);

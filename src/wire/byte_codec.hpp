@@ -21,6 +21,11 @@ class Writer {
     u16(static_cast<std::uint16_t>(s.size()));
     out_.insert(out_.end(), s.begin(), s.end());
   }
+  // Byte strings (a small file's contents) are u32 length + bytes.
+  void blob(std::span<const std::uint8_t> b) {
+    u32(static_cast<std::uint32_t>(b.size()));
+    bytes(b);
+  }
 
  private:
   void put(std::uint64_t v, int n) {
@@ -51,6 +56,14 @@ class Reader {
     std::string s(reinterpret_cast<const char*>(in_.data() + pos_), n);
     pos_ += n;
     return s;
+  }
+  // Reads a u32-prefixed byte string, refusing lengths over `limit` before allocating.
+  void blob(std::vector<std::uint8_t>& out, std::size_t limit) {
+    std::uint32_t n = u32();
+    if (!truncated_ && n > limit) too_long_ = true;
+    if (too_long_ || !need(n)) return;
+    out.assign(in_.begin() + static_cast<std::ptrdiff_t>(pos_), in_.begin() + static_cast<std::ptrdiff_t>(pos_ + n));
+    pos_ += n;
   }
   // For a count field over its limit: the message is refused as too long.
   void mark_too_long() { too_long_ = true; }

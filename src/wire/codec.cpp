@@ -64,6 +64,11 @@ bool valid(const TpcStart& t) {
          limits::streams_problem(t.streams).empty() && limits::block_size_problem(t.block_size).empty();
 }
 bool valid(const TpcDone& d) { return d.checksum <= 2 && d.streams <= max_streams; }
+bool valid(const PutSmall& p) { return p.checksum <= 2; }
+bool valid(const GetSmall& g) { return g.checksum <= 2; }
+// A success that is not too_large carries exactly the size it claims (the client reads no data
+// from any other answer).
+bool valid(const GetSmallOk& g) { return g.too_large <= 1 && (g.code != 0 || g.too_large || g.data.size() == g.size); }
 bool valid(const Listing& l) {
   if (l.more > 1) return false;
   for (const auto& e : l.entries)

@@ -30,6 +30,12 @@ struct Encode {
                                    std::to_string(limit) + " bytes (\"" + s.substr(0, 40) + "...\")");
     w.str(s);
   }
+  void blob(const std::vector<std::uint8_t>& b, std::size_t limit) {
+    if (b.size() > limit)
+      throw Error(Errc::usage, "a byte field of " + std::to_string(b.size()) + " bytes is over its limit of " +
+                                   std::to_string(limit) + " bytes");
+    w.blob(b);
+  }
   // A list's length as a Count field; over `limit` it is refused, like an over-long string.
   template <class Count, class Vector>
   bool count(const Vector& v, std::size_t limit) {
@@ -57,6 +63,7 @@ struct Decode {
   void u64(std::uint64_t& v) { v = r.u64(); }
   void token(Token& t) { r.bytes(t); }
   void str(std::string& s, std::size_t limit) { s = r.str(limit); }
+  void blob(std::vector<std::uint8_t>& b, std::size_t limit) { r.blob(b, limit); }
   // Reads a list's length and sizes the vector, refusing a count over `limit` before allocating.
   template <class Count, class Vector>
   bool count(Vector& v, std::size_t limit) {
@@ -311,6 +318,37 @@ template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std
   io.u8(m.checksum);
   io.str(m.value, 128);
   io.u64(m.stream_recoveries);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, PutSmall> {
+  io.u32(m.id);
+  io.u32(m.flags);
+  io.u8(m.checksum);
+  io.str(m.path, max_path_length);
+  io.str(m.value, 128);
+  mtime(io, m.mtime_ns);
+  io.token(m.transfer_id);
+  io.blob(m.data, max_small_file);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, PutSmallOk> {
+  io.u32(m.id);
+  io.u16(m.code);
+  io.str(m.value, 128);
+  io.str(m.message, max_text_length);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, GetSmall> {
+  io.u32(m.id);
+  io.u8(m.checksum);
+  io.str(m.path, max_path_length);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, GetSmallOk> {
+  io.u32(m.id);
+  io.u16(m.code);
+  io.u8(m.too_large);
+  io.u64(m.size);
+  mtime(io, m.mtime_ns);
+  io.str(m.value, 128);
+  io.str(m.message, max_text_length);
+  io.blob(m.data, max_small_file);
 }
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Ping> { io.u64(m.nonce); }
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Pong> { io.u64(m.nonce); }

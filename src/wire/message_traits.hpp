@@ -63,6 +63,10 @@ template <> struct Traits<TpcGrant> : Row<FrameType::tpc_grant, max_control_payl
 template <> struct Traits<TpcStart> : Row<FrameType::tpc_start, max_control_payload> { static constexpr const char* name = "TPC_START"; };
 template <> struct Traits<TpcProgress> : Row<FrameType::tpc_progress, max_control_payload> { static constexpr const char* name = "TPC_PROGRESS"; };
 template <> struct Traits<TpcDone> : Row<FrameType::tpc_done, max_control_payload> { static constexpr const char* name = "TPC_DONE"; };
+template <> struct Traits<PutSmall> : Row<FrameType::put_small, max_small_payload> { static constexpr const char* name = "PUT_SMALL"; };
+template <> struct Traits<PutSmallOk> : Row<FrameType::put_small_ok, max_control_payload> { static constexpr const char* name = "PUT_SMALL_OK"; };
+template <> struct Traits<GetSmall> : Row<FrameType::get_small, max_control_payload> { static constexpr const char* name = "GET_SMALL"; };
+template <> struct Traits<GetSmallOk> : Row<FrameType::get_small_ok, max_small_payload> { static constexpr const char* name = "GET_SMALL_OK"; };
 
 // Two messages on one frame type (as two branches once chose 34 and 35 each) do not compile.
 template <std::size_t... I>

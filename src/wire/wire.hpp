@@ -77,6 +77,11 @@ enum class FrameType : std::uint16_t {
   tpc_start = 43,          // client -> the server that connects: copy to/from the peer with the grant
   tpc_progress = 44,       // that server -> client, each interval: bytes moved so far
   tpc_done = 45,           // that server -> client: the copy committed (both ends' checksums agreed)
+  // Small files (cap_small_files): a whole file in one frame, many in flight on one control connection.
+  put_small = 46,   // client -> server: a file's bytes, its digest and where it goes
+  put_small_ok = 47,  // server -> client: the verdict on one PUT_SMALL (by id)
+  get_small = 48,   // client -> server: send me this file whole
+  get_small_ok = 49,  // server -> client: the file's bytes and digest, or why not (by id)
 };
 
 // Capability bits offered in HELLO and HELLO_OK; the session uses the intersection.
@@ -90,9 +95,10 @@ enum Capability : std::uint64_t {
   cap_heartbeat = 1u << 3,
   cap_namespace = 1u << 4,   // the server answers STAT, RENAME, REMOVE_TREE, LIST_CHILDREN (pxfer stat/mv/rm -r/ls)
   cap_tpc = 1u << 5,         // the server answers TPC_GRANT_REQUEST and TPC_START (third-party copy)
+  cap_small_files = 1u << 6,  // the server answers PUT_SMALL and GET_SMALL (many small files pipelined)
 };
 inline constexpr std::uint64_t our_capabilities =
-    cap_block_acks | cap_admission | cap_on_control | cap_heartbeat | cap_namespace | cap_tpc;
+    cap_block_acks | cap_admission | cap_on_control | cap_heartbeat | cap_namespace | cap_tpc | cap_small_files;
 
 enum class Direction : std::uint8_t { put = 1, get = 2 };
 enum OpenFlags : std::uint32_t {
@@ -359,6 +365,47 @@ struct TpcDone {
   std::string value;                // the whole-file digest both ends computed and compared
   std::uint64_t stream_recoveries = 0;
 };
+// Small files (docs/protocol.md "Small files"). A file of at most limits::max_small_file bytes
+// moves whole in one frame on the TLS control connection, which authenticates and encrypts it (no
+// data stream, no block tag, no HAVE or COMMIT). The client keeps up to limits::small_files_in_flight
+// requests outstanding; the server answers each in the order it read them, by `id`. The server
+// writes a PUT_SMALL through the same hidden temporary, fsync and rename as any put, and answers
+// only once the file is durable under its final name.
+inline constexpr std::uint32_t max_small_file = limits::max_small_file;
+inline constexpr std::uint32_t max_small_payload = max_control_payload + max_small_file;
+struct PutSmall {
+  std::uint32_t id = 0;       // the client's number for this request, echoed in the answer
+  std::uint32_t flags = 0;    // open_overwrite, open_sync (others refused)
+  std::uint8_t checksum = 0;  // pxfer::ChecksumAlgo of `value`
+  std::string path;
+  std::string value;          // the sender's digest of `data`, lower-case hex ("" with none)
+  std::int64_t mtime_ns = 0;  // the source's mtime
+  // As OPEN's: a retry (with OPEN) of a put whose answer was lost is answered from the server's
+  // record of this commit instead of failing on the file it finds in place.
+  Token transfer_id{};
+  std::vector<std::uint8_t> data;  // the whole file, at most max_small_file bytes
+};
+struct PutSmallOk {
+  std::uint32_t id = 0;
+  std::uint16_t code = 0;  // pxfer::Errc; 0: the file is in place and durable
+  std::string value;       // the receiver's digest of what it wrote
+  std::string message;     // why not, when code != 0
+};
+struct GetSmall {
+  std::uint32_t id = 0;
+  std::uint8_t checksum = 0;  // pxfer::ChecksumAlgo the answer's value is in
+  std::string path;
+};
+struct GetSmallOk {
+  std::uint32_t id = 0;
+  std::uint16_t code = 0;     // pxfer::Errc; 0: data (or too_large) follows
+  std::uint8_t too_large = 0; // 1: the file is over max_small_file; move it with OPEN (no data)
+  std::uint64_t size = 0;     // the file's size
+  std::int64_t mtime_ns = 0;
+  std::string value;          // the server's digest of `data`
+  std::string message;        // why not, when code != 0
+  std::vector<std::uint8_t> data;
+};
 struct InfoRequest {};
 struct Info {
   std::vector<std::pair<std::string, std::string>> entries;  // at most 64, key <= 64, value <= 256
@@ -373,7 +420,8 @@ struct Pong {
 using Message = std::variant<Hello, HelloOk, Open, OpenOk, Attach, AttachOk, Ack, End, Commit, Result,
                              ErrorMsg, Ping, Pong, Stats, InfoRequest, Info, Remove, Done, List, Listing, Mkdir, Queued,
                              Auth, AuthOk, Have, Sum, SumOk, SetAttributes, Stat, StatOk, Rename, RemoveTree, ListChildren,
-                             AttachChallenge, AttachProof, TpcGrantRequest, TpcGrant, TpcStart, TpcProgress, TpcDone>;
+                             AttachChallenge, AttachProof, TpcGrantRequest, TpcGrant, TpcStart, TpcProgress, TpcDone,
+                             PutSmall, PutSmallOk, GetSmall, GetSmallOk>;
 
 // Splits a listing into LISTING frames that each fit max_control_payload; the last has more = 0.
 // An empty listing is one frame with no entries.

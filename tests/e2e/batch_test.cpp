@@ -81,11 +81,13 @@ TEST_F(Batch, RecursivePutThenGetCopiesTheWholeTree) {
 TEST_F(Batch, TwentyFilesFourAtATime) {
   std::string many = local + "/many";
   fs::create_directories(many);
-  for (int i = 0; i < 20; ++i) make_file(many + "/f" + std::to_string(i), (i + 1) * 37 * KiB, i);
-  // Paced at 1 MiB/s per connection (about 2 s for the 7.4 MiB), so the server's disk shows the
-  // files being written at once: four, never more.
+  // Over limits::max_small_file, so each file has its own OPEN and data streams (small files move
+  // whole in one frame: BatchSmall below).
+  for (int i = 0; i < 20; ++i) make_file(many + "/f" + std::to_string(i), 1 * MiB + (i + 1) * 37 * KiB, i);
+  // Paced at 4 MiB/s per connection (about 2 s for the 27 MiB over 4 x 2 streams), so the server's
+  // disk shows the files being written at once: four, never more.
   pxfer::testing::FaultProxy paced(server.port());
-  paced.set_rate(1 * MiB);
+  paced.set_rate(4 * MiB);
   pin_server("127.0.0.1:" + std::to_string(paced.port()), server.fingerprint());
   TemporaryWatcher writing(root);
   auto put = run_pxfer("put", "-r", "-c", "4", "-p", "2", many, "pxfer://127.0.0.1:" + std::to_string(paced.port()) + "/many");

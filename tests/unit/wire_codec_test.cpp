@@ -83,6 +83,12 @@ auto fields_of(const TpcProgress& m) { return std::tie(m.bytes, m.total, m.strea
 auto fields_of(const TpcDone& m) {
   return std::tie(m.bytes, m.resumed_bytes, m.elapsed_ms, m.streams, m.block_size, m.checksum, m.value, m.stream_recoveries);
 }
+auto fields_of(const PutSmall& m) { return std::tie(m.id, m.flags, m.checksum, m.path, m.value, m.mtime_ns, m.transfer_id, m.data); }
+auto fields_of(const PutSmallOk& m) { return std::tie(m.id, m.code, m.value, m.message); }
+auto fields_of(const GetSmall& m) { return std::tie(m.id, m.checksum, m.path); }
+auto fields_of(const GetSmallOk& m) {
+  return std::tie(m.id, m.code, m.too_large, m.size, m.mtime_ns, m.value, m.message, m.data);
+}
 
 // Same alternative, every field equal, and the same bytes (the encoding is canonical:
 // fixed-width fields, length-prefixed strings).
@@ -201,6 +207,13 @@ Message sample_of() {
   else if constexpr (std::is_same_v<M, TpcProgress>) return TpcProgress{0x0102030405ull, 0x0203040506ull, {figures(0), figures(5)}};
   else if constexpr (std::is_same_v<M, TpcDone>)
     return TpcDone{0x0102030405ull, 77, 1500, 8, 4u << 20, 1, "0a3c1f2e", 3};
+  else if constexpr (std::is_same_v<M, PutSmall>)
+    return PutSmall{0x01020304u, open_overwrite | open_sync, 2, "atlas/small/f 1.root", "0a3c1f2e", -1234567890123456789ll,
+                    make_token(9), {0x00, 0xff, 0x5a}};
+  else if constexpr (std::is_same_v<M, PutSmallOk>) return PutSmallOk{0x05060708u, 9, "0a3c1f2f", "exists"};
+  else if constexpr (std::is_same_v<M, GetSmall>) return GetSmall{0x0a0b0c0du, 1, "atlas/small/f 2.root"};
+  else if constexpr (std::is_same_v<M, GetSmallOk>)
+    return GetSmallOk{0x11223344u, 3, 1, 0x0102030405ull, -1234567890123456789ll, "0a3c1f2e", "gone", {0x01, 0x02}};
   else if constexpr (std::is_same_v<M, End> || std::is_same_v<M, Done> || std::is_same_v<M, InfoRequest>)
     return M{};  // no fields
   else static_assert(always_false<M>, "give the new message a sample with every field set");
@@ -495,10 +508,13 @@ TEST(WireCodec, PayloadLimitsPerType) {
   for (FrameType t : {FrameType::hello, FrameType::hello_ok, FrameType::open, FrameType::open_ok, FrameType::commit,
                       FrameType::result, FrameType::error, FrameType::stats})
     EXPECT_EQ(max_payload(t), max_control_payload) << type_name(t);
+  // A small file's frames hold a whole file beside their control fields.
+  for (FrameType t : {FrameType::put_small, FrameType::get_small_ok})
+    EXPECT_EQ(max_payload(t), max_control_payload + max_small_file) << type_name(t);
   // Fixed-size messages fill their limit exactly.
   for (const auto& m : sample_messages()) {
     FrameType t = type_of(m);
-    if (max_payload(t) != max_control_payload) {
+    if (max_payload(t) != max_control_payload && max_payload(t) != max_small_payload) {
       EXPECT_EQ(encode(m).size() - header_size, max_payload(t)) << type_name(t);
     }
   }
@@ -1042,6 +1058,42 @@ TEST(WireCodec, NamespaceFlagsAndKindsOutOfRangeAreBadField) {
   EXPECT_EQ(decode_frame(encode(odd)), DecodeStatus::bad_field);
   EXPECT_EQ(decode_frame(encode(Rename{"a", "b", 1})), DecodeStatus::ok);
   EXPECT_EQ(decode_frame(encode(RemoveTree{"a", 0})), DecodeStatus::ok);
+}
+
+// Small-file frames (cap_small_files): a whole file of up to max_small_file bytes fits, one byte
+// more is refused before anything is allocated, and an answer's data must match its size.
+TEST(WireCodecSmallFiles, AWholeSmallFileRoundTripsAndOneByteMoreIsRefused) {
+  PutSmall put{7, open_overwrite, 1, "atlas/f.root", "0a3c1f2e", 0, make_token(1), std::vector<std::uint8_t>(max_small_file, 0x5a)};
+  Message out;
+  ASSERT_EQ(decode_frame(encode(put), out), DecodeStatus::ok);
+  EXPECT_EQ(std::get<PutSmall>(out).data.size(), max_small_file);
+  put.data.push_back(1);
+  EXPECT_THROW(encode(put), Error) << "the encoder never sends an over-long file";
+  // The same frame made by hand: its header is within max_small_payload, its data length is not.
+  put.data.pop_back();
+  Bytes frame = encode(put);
+  const std::size_t data_length_at = frame.size() - max_small_file - 4;
+  frame[data_length_at + 3] = 0x01;  // max_small_file + 1
+  frame.push_back(0);
+  frame[3] = static_cast<std::uint8_t>(frame[3] + 1);  // the header's length by one more
+  EXPECT_EQ(decode_frame(frame), DecodeStatus::too_long);
+}
+
+TEST(WireCodecSmallFiles, AHeaderOverTheSmallPayloadLimitIsTooLong) {
+  Bytes header = {0, 0, 0, 0, 0, static_cast<std::uint8_t>(FrameType::put_small), 0, 0};
+  const std::uint32_t length = max_small_payload + 1;
+  for (int i = 0; i < 4; ++i) header[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(length >> (24 - 8 * i));
+  FrameHeader h;
+  EXPECT_EQ(decode_header(header, h), DecodeStatus::too_long);
+}
+
+TEST(WireCodecSmallFiles, AGetAnswerWhoseDataDiffersFromItsSizeIsBadField) {
+  GetSmallOk ok{1, 0, 0, 3, 0, "0a3c1f2e", "", {1, 2}};
+  EXPECT_EQ(decode_frame(encode(ok)), DecodeStatus::bad_field);
+  ok.data.push_back(3);
+  EXPECT_EQ(decode_frame(encode(ok)), DecodeStatus::ok);
+  ok.too_large = 2;
+  EXPECT_EQ(decode_frame(encode(ok)), DecodeStatus::bad_field);
 }
 
 }  // namespace

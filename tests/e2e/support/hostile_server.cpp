@@ -44,7 +44,8 @@ struct HostileServer::Impl {
       const std::string none;
       co_await net::tls_handshake(*conn, true, none, none);
       net::expect<wire::Hello>(co_await net::read_message(*conn), conn->peer());
-      wire::Message hello_ok = wire::HelloOk{wire::protocol_version, 0, "hostile/1", wire::max_block_size};
+      const std::uint64_t caps = small_gets ? wire::cap_small_files : 0;
+      wire::Message hello_ok = wire::HelloOk{wire::protocol_version, caps, "hostile/1", wire::max_block_size};
       co_await net::send_message(*conn, hello_ok);
       net::expect<wire::Auth>(co_await net::read_message(*conn), conn->peer());
       wire::Message auth_ok = wire::AuthOk{"anonymous", wire::right_read};
@@ -55,6 +56,13 @@ struct HostileServer::Impl {
         if (std::holds_alternative<wire::List>(request)) {
           reply = wire::Listing{0, listing};
           ++lists;
+        } else if (auto* get = std::get_if<wire::GetSmall>(&request); get && small_gets) {
+          wire::GetSmallOk ok;
+          ok.id = get->id;
+          ok.size = small_data.size();
+          ok.value = small_value;
+          ok.data = small_data;
+          reply = std::move(ok);
         }
         co_await net::send_message(*conn, reply);
       }
@@ -70,6 +78,9 @@ struct HostileServer::Impl {
   tcp::acceptor acceptor;
   std::thread thread;
   std::atomic<unsigned> lists{0};
+  std::vector<std::uint8_t> small_data;  // set before small_gets
+  std::string small_value;
+  std::atomic<bool> small_gets{false};
 };
 
 HostileServer::HostileServer(const std::string& state_dir, std::vector<wire::ListEntry> listing)
@@ -82,6 +93,11 @@ std::string HostileServer::url(const std::string& path) const {
 }
 const std::string& HostileServer::fingerprint() const { return impl_->identity.fingerprint; }
 unsigned HostileServer::lists_answered() const { return impl_->lists.load(); }
+void HostileServer::answer_small_gets(std::vector<std::uint8_t> data, std::string value) {
+  impl_->small_data = std::move(data);
+  impl_->small_value = std::move(value);
+  impl_->small_gets = true;
+}
 
 wire::ListEntry listed_file(const std::string& path, std::uint64_t size) {
   wire::ListEntry e;

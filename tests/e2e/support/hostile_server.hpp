@@ -1,7 +1,7 @@
 #pragma once
 // A hostile pxfer server, in the test process: it speaks TLS 1.3 and enough of the protocol
-// (HELLO, AUTH, LIST) to answer every LIST with the entries a test chose, and refuses anything
-// else. The client under test is the real pxfer binary; this is what a compromised or spoofed
+// (HELLO, AUTH, LIST) to answer every LIST with the entries a test chose, optionally GET_SMALL
+// with the bytes a test chose, and refuses anything else. The client under test is the real pxfer binary; this is what a compromised or spoofed
 // server could send it.
 #include <cstdint>
 #include <memory>
@@ -24,6 +24,9 @@ class HostileServer {
   std::string url(const std::string& path) const;
   const std::string& fingerprint() const;
   unsigned lists_answered() const;
+  // From now on HELLO_OK offers cap_small_files and every GET_SMALL is answered "ok" with `data`
+  // and the digest `value`, whatever the file: what a server that tampers with a small file sends.
+  void answer_small_gets(std::vector<std::uint8_t> data, std::string value);
 
  private:
   struct Impl;

@@ -1,0 +1,264 @@
+// Many small files on one control connection (cap_small_files, docs/protocol.md "Small files"):
+// each file moves whole in one frame, PUT_SMALL with its bytes or GET_SMALL answered with them,
+// and up to limits::small_files_in_flight requests are outstanding at once, so a file costs its
+// bytes and a little work at each end instead of four round trips, a Transfer and its watchers
+// (docs/performance.md section 8). The server answers in the order it read the requests; every
+// answer names its request's id.
+#include "small_files.hpp"
+
+#include <unistd.h>
+
+#include <deque>
+
+#include "job.hpp"
+#include "local_tree.hpp"
+#include "net/frame_io.hpp"
+#include "pxfer/log_safe.hpp"
+
+namespace pxfer {
+namespace {
+
+using net::awaitable;
+
+// A request on the wire and what its answer is checked against.
+struct Pending {
+  std::size_t index = 0;
+  std::uint64_t bytes = 0;   // counted against limits::small_bytes_in_flight
+  std::string value;         // a put's digest of what it sent
+  Clock::time_point sent;
+};
+
+class SmallRun {
+ public:
+  // `reported[i]`: files[i] has ended (set here as each ends; such files are skipped by a rerun).
+  SmallRun(ControlLink& link, const std::vector<SmallFile>& files, const ClientOptions& options, const SmallDone& done,
+           std::vector<bool>& reported)
+      : link_(link), files_(files), opt_(options), done_(done), reported_(reported), algo_(options.checksum) {}
+
+  awaitable<void> run() {
+    auto& conn = *link_.connection;
+    const auto deadline = std::max(opt_.stall_timeout, opt_.connect_timeout);
+    std::deque<Pending> pending;
+    std::uint64_t in_flight = 0;
+    std::size_t next = 0;
+    while (next < files_.size() || !pending.empty()) {
+      while (next < files_.size() && pending.size() < limits::small_files_in_flight && in_flight < limits::small_bytes_in_flight) {
+        if (reported_[next]) {
+          ++next;
+          continue;
+        }
+        Pending p;
+        p.index = next++;
+        std::optional<wire::Message> request = prepare(p);
+        if (!request) continue;  // answered already: a local failure or a fallback
+        co_await net::send_message(conn, *request);
+        p.sent = Clock::now();
+        in_flight += p.bytes;
+        pending.push_back(std::move(p));
+      }
+      if (pending.empty()) continue;
+      auto reply = co_await net::read_message_within(conn, deadline);
+      if (!reply)
+        throw Error(Errc::network, "pxferd at " + link_.authority + " did not answer a small file within " +
+                                       std::to_string(deadline.count() / 1000) + " s; check the server and the network");
+      Pending p = std::move(pending.front());
+      pending.pop_front();
+      in_flight -= p.bytes;
+      answered_ = true;
+      finish(p, std::move(*reply));
+    }
+  }
+  bool answered() const { return answered_; }
+
+ private:
+  // The request for files_[p.index], or nullopt when the file ended here already.
+  std::optional<wire::Message> prepare(Pending& p) {
+    const SmallFile& f = files_[p.index];
+    try {
+      if (f.direction == Direction::put) return put_request(p, f);
+      if (!opt_.overwrite && ::access(f.local.c_str(), F_OK) == 0)
+        throw Error(Errc::exists, f.local + ": destination exists; use --overwrite to replace it");
+      wire::GetSmall get;
+      get.id = id_of(p.index);
+      get.checksum = static_cast<std::uint8_t>(algo_);
+      get.path = f.remote.path;
+      p.bytes = limits::max_small_file;  // the answer's size is not known yet: count the most it can be
+      return get;
+    } catch (const Error& e) {
+      failed(p.index, e);
+    } catch (const std::exception& e) {
+      failed(p.index, Error(Errc::internal, f.local + ": " + e.what()));
+    }
+    return std::nullopt;
+  }
+
+  std::optional<wire::Message> put_request(Pending& p, const SmallFile& f) {
+    FileSource source(cwd(), f.local);
+    if (source.size() > limits::max_small_file) {
+      fallback(p.index);
+      return std::nullopt;
+    }
+    wire::PutSmall put;
+    put.id = id_of(p.index);
+    put.flags = flags();
+    put.checksum = static_cast<std::uint8_t>(algo_);
+    put.path = f.remote.path;
+    put.data.resize(source.size());
+    if (!put.data.empty()) source.read_at(0, put.data);
+    source.check_unchanged();
+    put.value = checksum_of_bytes(algo_, put.data);
+    put.mtime_ns = source.mtime_ns();
+    put.transfer_id = transfer_id_of(Direction::put, f.local, f.remote, transfer::SourceFacts{source.size(), source.mtime_ns()});
+    p.value = put.value;
+    p.bytes = put.data.size();
+    return put;
+  }
+
+  // The answer to `p`: an ERROR frame means the session itself failed (thrown, every file still in
+  // flight fails with it); a file's own failure is in its answer.
+  void finish(const Pending& p, wire::Message reply) {
+    const SmallFile& f = files_[p.index];
+    const std::string peer = link_.connection->peer();
+    const bool file_answer = std::holds_alternative<wire::PutSmallOk>(reply) || std::holds_alternative<wire::GetSmallOk>(reply);
+    try {
+      if (f.direction == Direction::put) {
+        auto ok = net::expect<wire::PutSmallOk>(std::move(reply), peer);
+        check_id(ok.id, p);
+        if (ok.code != 0) throw Error(errc_from_wire(ok.code), peer + ": " + log_safe(ok.message));
+        if (algo_ != ChecksumAlgo::none && ok.value != p.value)
+          throw Error(Errc::integrity, f.remote.to_string() + ": checksum mismatch: sent " + p.value + ", pxferd stored " +
+                                           log_safe(ok.value));
+        succeeded(p, p.bytes, p.value);
+        return;
+      }
+      auto ok = net::expect<wire::GetSmallOk>(std::move(reply), peer);
+      check_id(ok.id, p);
+      if (ok.code != 0) throw Error(errc_from_wire(ok.code), peer + ": " + log_safe(ok.message));
+      if (ok.too_large) {
+        fallback(p.index);
+        return;
+      }
+      store(f, ok);
+      succeeded(p, ok.data.size(), ok.value);
+    } catch (const Error& e) {
+      if (e.code() == Errc::protocol || !file_answer) throw;  // the session is in an unknown state
+      failed(p.index, e);
+    }
+  }
+
+  // A get's bytes, checked against the server's digest, through a hidden temporary beneath the
+  // directory the user named (get -r), fsynced and renamed: the same sink as any get.
+  void store(const SmallFile& f, const wire::GetSmallOk& ok) {
+    const std::string mine = checksum_of_bytes(algo_, ok.data);
+    if (algo_ != ChecksumAlgo::none && mine != ok.value)
+      throw Error(Errc::integrity, f.remote.to_string() + ": checksum mismatch: pxferd sent " + log_safe(ok.value) +
+                                       ", received " + mine);
+    SinkOptions sink{opt_.overwrite, false, opt_.sync, 0, 0, opt_.partial_max_age.count()};
+    LocalTarget at = local_target(opt_.local_root, f.local);
+    FileSink file(at.dir, at.path, ok.data.size(), sink);
+    if (!ok.data.empty()) file.write_at(0, ok.data);
+    file.commit();
+  }
+
+  void check_id(std::uint32_t id, const Pending& p) const {
+    if (id != id_of(p.index))
+      throw Error(Errc::protocol, "pxferd at " + link_.authority + " answered small file " + std::to_string(id) +
+                                      " where " + std::to_string(id_of(p.index)) + " was next");
+  }
+
+  void succeeded(const Pending& p, std::uint64_t bytes, const std::string& value) {
+    const SmallFile& f = files_[p.index];
+    SmallOutcome o;
+    o.kind = SmallOutcome::Kind::done;
+    TransferSummary& s = o.summary;
+    s.direction = f.direction;
+    s.source = f.direction == Direction::put ? f.local : f.remote.to_string();
+    s.destination = f.direction == Direction::put ? f.remote.to_string() : f.local;
+    s.bytes = bytes;
+    s.block_size = static_cast<std::uint32_t>(bytes);
+    s.streams = 0;  // no data stream: the file moved inside the control connection
+    s.seconds = std::chrono::duration<double>(Clock::now() - p.sent).count();
+    s.checksum = algo_;
+    s.checksum_value = value;
+    s.protection = describe_small_protection(*link_.connection);
+    s.identity = log_safe(link_.auth.identity);
+    s.attempts = 1;
+    report(p.index, std::move(o));
+  }
+  void failed(std::size_t index, const Error& e) { report(index, SmallOutcome{SmallOutcome::Kind::failed, {}, e}); }
+  void fallback(std::size_t index) { report(index, SmallOutcome{SmallOutcome::Kind::fallback, {}, {}}); }
+  void report(std::size_t index, SmallOutcome o) {
+    reported_[index] = true;
+    done_(index, std::move(o));
+  }
+
+  std::uint32_t flags() const {
+    return (opt_.overwrite ? wire::open_overwrite : 0u) | (opt_.sync ? wire::open_sync : 0u);
+  }
+  static std::uint32_t id_of(std::size_t index) { return static_cast<std::uint32_t>(index); }
+  const Directory& cwd() {
+    if (!cwd_) cwd_.emplace(Directory::current());  // a put's sources are named as typed
+    return *cwd_;
+  }
+
+  ControlLink& link_;
+  const std::vector<SmallFile>& files_;
+  const ClientOptions& opt_;
+  const SmallDone& done_;
+  std::vector<bool>& reported_;
+  const ChecksumAlgo algo_;
+  std::optional<Directory> cwd_;
+  bool answered_ = false;
+};
+
+awaitable<void> pipeline(std::optional<ControlLink>& link, const std::vector<SmallFile>& files, const ClientOptions& options,
+                         std::shared_ptr<ClientTrust> trust, const SmallDone& done, std::vector<bool>& reported) {
+  if (files.empty()) co_return;
+  bool reused = co_await control_to(link, files.front().remote, options.connect_timeout, trust);
+  if (!(link->hello.capabilities & wire::cap_small_files)) {
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      reported[i] = true;
+      done(i, SmallOutcome{SmallOutcome::Kind::fallback, {}, {}});
+    }
+    co_return;
+  }
+  for (;;) {
+    SmallRun run(*link, files, options, done, reported);
+    std::optional<Error> stale;
+    try {
+      co_await run.run();
+      co_return;
+    } catch (const Error& e) {
+      // A kept connection the server closed meanwhile (its idle timeout, a restart) fails at the
+      // first exchange, before anything was answered: once more on a new one.
+      if (!reused || run.answered() || !retryable(e.code(), RetryScope::connection)) throw;
+      stale = e;
+    }
+    link.reset();
+    link = co_await open_control(files.front().remote, options.connect_timeout, trust);
+    reused = false;
+  }
+}
+
+}  // namespace
+
+awaitable<void> run_small_files(std::optional<ControlLink>& link, const std::vector<SmallFile>& files,
+                                const ClientOptions& options, std::shared_ptr<ClientTrust> trust, const SmallDone& done) {
+  std::vector<bool> reported(files.size());
+  std::optional<Error> lost;
+  try {
+    co_await pipeline(link, files, options, trust, done, reported);
+  } catch (const Error& e) {
+    lost = e;
+  } catch (const std::exception& e) {
+    lost = Error(Errc::internal, std::string("small files: ") + e.what());
+  }
+  if (!lost) co_return;
+  // The connection is in an unknown state: every file still in flight failed with it (the caller
+  // retries them one by one).
+  link.reset();
+  for (std::size_t i = 0; i < files.size(); ++i)
+    if (!reported[i]) done(i, SmallOutcome{SmallOutcome::Kind::failed, {}, *lost});
+}
+
+}  // namespace pxfer
