@@ -55,11 +55,20 @@ void make_local_tree(const BatchPlan& plan, std::vector<Error>& errors) {
   }
 }
 
-LocalTarget local_target(const std::string& root, const std::string& local) {
-  if (root.empty()) return LocalTarget{Directory::current(), local};
+std::string target_name(const std::string& root, const std::string& local) {
+  if (root.empty()) return local;
   std::string relative = path_below(root, local);
   if (relative.empty()) throw Error(Errc::usage, local + ": names the target directory itself, not a file in it");
-  return LocalTarget{Directory::open_beneath(root), std::move(relative)};
+  return relative;
+}
+
+Directory target_directory(const std::string& root) {
+  return root.empty() ? Directory::current() : Directory::open_beneath(root);
+}
+
+LocalTarget local_target(const std::string& root, const std::string& local) {
+  std::string relative = target_name(root, local);
+  return LocalTarget{target_directory(root), std::move(relative)};
 }
 
 }  // namespace pxfer

@@ -27,5 +27,9 @@ struct LocalTarget {
   std::string path;
 };
 LocalTarget local_target(const std::string& root, const std::string& local);
+// Its two halves, for a run of files that opens the directory once: the directory, and a file's
+// name relative to it (throws Error(usage) for the root itself, Error(permission) outside it).
+Directory target_directory(const std::string& root);
+std::string target_name(const std::string& root, const std::string& local);
 
 }  // namespace pxfer

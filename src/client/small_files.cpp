@@ -8,16 +8,21 @@
 
 #include <unistd.h>
 
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <deque>
 
 #include "job.hpp"
 #include "local_tree.hpp"
 #include "net/frame_io.hpp"
+#include "net/quiet_wait.hpp"
+#include "net/race.hpp"
 #include "pxfer/log_safe.hpp"
 
 namespace pxfer {
 namespace {
 
+namespace asio = boost::asio;
 using net::awaitable;
 
 // A request on the wire and what its answer is checked against.
@@ -35,9 +40,21 @@ class SmallRun {
            std::vector<bool>& reported)
       : link_(link), files_(files), opt_(options), done_(done), reported_(reported), algo_(options.checksum) {}
 
+  // The whole run under one deadline: it fails when neither a request could be sent nor an answer
+  // came for as long as a transfer may stall (a timer per answer cost a system call per file).
   awaitable<void> run() {
-    auto& conn = *link_.connection;
     const auto deadline = std::max(opt_.stall_timeout, opt_.connect_timeout);
+    progress_ = Clock::now();
+    const bool finished = co_await net::first_of(exchange(), silence(deadline));
+    if (!finished)
+      throw Error(Errc::network, "pxferd at " + link_.authority + " did not answer a small file within " +
+                                     std::to_string(deadline.count() / 1000) + " s; check the server and the network");
+  }
+  bool answered() const { return answered_; }
+
+ private:
+  awaitable<void> exchange() {
+    auto& conn = *link_.connection;
     std::deque<Pending> pending;
     std::uint64_t in_flight = 0;
     std::size_t next = 0;
@@ -52,25 +69,32 @@ class SmallRun {
         std::optional<wire::Message> request = prepare(p);
         if (!request) continue;  // answered already: a local failure or a fallback
         co_await net::send_message(conn, *request);
-        p.sent = Clock::now();
+        p.sent = progress_ = Clock::now();
         in_flight += p.bytes;
         pending.push_back(std::move(p));
       }
       if (pending.empty()) continue;
-      auto reply = co_await net::read_message_within(conn, deadline);
-      if (!reply)
-        throw Error(Errc::network, "pxferd at " + link_.authority + " did not answer a small file within " +
-                                       std::to_string(deadline.count() / 1000) + " s; check the server and the network");
+      wire::Message reply = co_await net::read_message(conn);
+      progress_ = Clock::now();
       Pending p = std::move(pending.front());
       pending.pop_front();
       in_flight -= p.bytes;
       answered_ = true;
-      finish(p, std::move(*reply));
+      finish(p, std::move(reply));
     }
   }
-  bool answered() const { return answered_; }
 
- private:
+  // Ends (and so ends the run) once nothing moved for `deadline`; quietly when cancelled.
+  awaitable<void> silence(std::chrono::milliseconds deadline) {
+    co_await asio::this_coro::throw_if_cancelled(false);
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    for (;;) {
+      timer.expires_after(std::min<std::chrono::milliseconds>(deadline, std::chrono::seconds(1)));
+      if (co_await net::wait_unless_cancelled(timer)) co_return;
+      if (Clock::now() - progress_ >= deadline) co_return;
+    }
+  }
+
   // The request for files_[p.index], or nullopt when the file ended here already.
   std::optional<wire::Message> prepare(Pending& p) {
     const SmallFile& f = files_[p.index];
@@ -154,8 +178,8 @@ class SmallRun {
       throw Error(Errc::integrity, f.remote.to_string() + ": checksum mismatch: pxferd sent " + log_safe(ok.value) +
                                        ", received " + mine);
     SinkOptions sink{opt_.overwrite, false, opt_.sync, 0, 0, opt_.partial_max_age.count()};
-    LocalTarget at = local_target(opt_.local_root, f.local);
-    FileSink file(at.dir, at.path, ok.data.size(), sink);
+    sink.reserve = false;  // written in one piece right away
+    FileSink file(target_dir(), target_name(opt_.local_root, f.local), ok.data.size(), sink);
     if (!ok.data.empty()) file.write_at(0, ok.data);
     file.commit();
   }
@@ -200,6 +224,12 @@ class SmallRun {
     if (!cwd_) cwd_.emplace(Directory::current());  // a put's sources are named as typed
     return *cwd_;
   }
+  // Where a get writes: beneath the directory the user named (get -r), opened once for the run,
+  // so a server's names cannot lead out of it (local_tree.hpp); else as typed.
+  const Directory& target_dir() {
+    if (!target_) target_.emplace(target_directory(opt_.local_root));
+    return *target_;
+  }
 
   ControlLink& link_;
   const std::vector<SmallFile>& files_;
@@ -208,7 +238,9 @@ class SmallRun {
   std::vector<bool>& reported_;
   const ChecksumAlgo algo_;
   std::optional<Directory> cwd_;
+  std::optional<Directory> target_;
   bool answered_ = false;
+  Clock::time_point progress_;  // the last request sent or answer read
 };
 
 awaitable<void> pipeline(std::optional<ControlLink>& link, const std::vector<SmallFile>& files, const ClientOptions& options,

@@ -119,6 +119,11 @@ struct SinkOptions {
   RatePacer* write_pacer = nullptr;
   // A claimed size over this is refused before anything is allocated (pxferd --max-file-size); 0 = none.
   std::uint64_t max_file_size = 0;
+  // Reserve the whole file before the first byte is written, so that a disk others fill cannot
+  // fail the transfer halfway. Off for a file written in one piece right after it is created (a
+  // small file: PUT_SMALL / GET_SMALL), where a full disk fails that one write just the same and
+  // reserving first would only zero the pages once more on tmpfs.
+  bool reserve = true;
 };
 
 class FileSink {

@@ -143,7 +143,7 @@ FileSink::FileSink(const Directory& dir, const std::string& path, std::uint64_t 
     } else {
       discard_partial();
       open_temporary();
-      preallocate();
+      if (options.reserve) preallocate();
     }
   } catch (...) {
     abandon(false);

@@ -58,7 +58,9 @@ net::awaitable<wire::Message> TransferService::put_small(std::shared_ptr<net::Co
     // Written, checked and renamed on the blocking pool: a slow disk never holds a network thread.
     // A mismatch leaves nothing behind (the sink removes its temporary).
     std::function<void()> store = [&] {
-      FileSink sink(root_, m.path, m.data.size(), sink_options(m.flags | wire::open_no_resume, 0, 0));
+      SinkOptions options = sink_options(m.flags | wire::open_no_resume, 0, 0);
+      options.reserve = false;  // written in one piece right away
+      FileSink sink(root_, m.path, m.data.size(), options);
       if (!m.data.empty()) sink.write_at(0, m.data);
       answer.value = checksum_of_bytes(static_cast<ChecksumAlgo>(m.checksum), m.data);
       if (answer.value != m.value)
