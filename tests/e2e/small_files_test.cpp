@@ -180,8 +180,8 @@ TEST_F(SmallFiles, AKeptConnectionTheServerClosedIsReplaced) {
   for (int i = 0; i < 3; ++i) EXPECT_TRUE(files_equal(local + "/b" + std::to_string(i), root + "/b" + std::to_string(i)));
 }
 
-// Admission still applies (one slot for the whole server) and four pipelines sharing it end.
-TEST_F(SmallFiles, OneAdmissionSlotForFourPipelinesStillMovesEveryFile) {
+// Admission still applies (one slot for the whole server) and the pipelines sharing it all end.
+TEST_F(SmallFiles, OneAdmissionSlotForSeveralPipelinesStillMovesEveryFile) {
   make_mixed_tree(local + "/tree", 80);
   ServerProcess server(root, "127.0.0.1:0", {"--max-active", "1"});
   RunResult put = run_pxfer("put", "-r", "-c", "4", local + "/tree", server.url("tree"));
