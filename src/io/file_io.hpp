@@ -147,6 +147,12 @@ class FileSink {
   // fsync, then rename onto the final name (never replacing it without overwrite), then fsync
   // the directory so the rename itself is durable; the journal goes.
   void commit();
+  // After commit(): the file's inode and mtime (ns) as it was put in place, from its descriptor.
+  struct Placed {
+    std::uint64_t inode = 0;
+    std::int64_t mtime_ns = 0;
+  };
+  Placed placed() const;
   // The transfer failed: a resumable partial file stays for the next attempt when
   // `keep_for_resume` (and resume is on); otherwise it is removed now.
   void abandon(bool keep_for_resume) noexcept;

@@ -281,6 +281,12 @@ void FileSink::commit() {
   ::fsync(dir_fd_);
 }
 
+FileSink::Placed FileSink::placed() const {
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) return {};
+  return Placed{static_cast<std::uint64_t>(st.st_ino), st.st_mtim.tv_sec * 1'000'000'000LL + st.st_mtim.tv_nsec};
+}
+
 // May run on another thread than a stream still writing into the file (Transfer::fail): it
 // only unlinks names; the descriptors, and the journal's lock, go with the sink.
 void FileSink::abandon(bool keep_for_resume) noexcept {

@@ -69,8 +69,10 @@ net::awaitable<wire::Message> TransferService::put_small(std::shared_ptr<net::Co
       sink.commit();
       // A retry (with OPEN) of this put, after its answer was lost with the connection, is
       // answered from this record instead of failing on the file it finds in place.
-      remember_commit(m.transfer_id, m.path, who.identity + '\n' + m.path, m.data.size(), m.mtime_ns, m.checksum,
-                      answer.value);
+      const auto placed = sink.placed();  // from the descriptor: no second open of the path
+      registry_.add_committed(m.transfer_id, TransferRegistry::Committed{who.identity + '\n' + m.path, m.data.size(),
+                                                                          m.mtime_ns, m.checksum, answer.value,
+                                                                          placed.inode, placed.mtime_ns});
     };
     co_await blocking_.run(store);
   } catch (const Error& e) {
