@@ -205,10 +205,11 @@ net::awaitable<std::unique_ptr<Admission::Slot>> TransferService::wait_for_slot(
   double waited = std::chrono::duration<double>(Clock::now() - queued_at).count();
   // One info line per transfer is the rule; an admission is only news when the transfer waited
   // or was granted fewer streams than it asked for.
-  spdlog::log(waited > 0.001 || asked != streams ? spdlog::level::info : spdlog::level::debug,
-              "client={} path={} admitted active={} max_active={} waited={:.2f}s streams={} asked={} client_streams={}",
-              conn->peer(), path, admission_->active(), admission_->max_active(), waited, streams, asked,
-              admission_->streams_of(client));
+  const auto level = waited > 0.001 || asked != streams ? spdlog::level::info : spdlog::level::debug;
+  if (spdlog::should_log(level))  // its figures take the admission's lock: not for a line nobody reads
+    spdlog::log(level, "client={} path={} admitted active={} max_active={} waited={:.2f}s streams={} asked={} client_streams={}",
+                conn->peer(), path, admission_->active(), admission_->max_active(), waited, streams, asked,
+                admission_->streams_of(client));
   co_return slot;
 }
 

@@ -180,6 +180,25 @@ TEST_F(SmallFiles, AKeptConnectionTheServerClosedIsReplaced) {
   for (int i = 0; i < 3; ++i) EXPECT_TRUE(files_equal(local + "/b" + std::to_string(i), root + "/b" + std::to_string(i)));
 }
 
+// A file over limits::max_small_file (one that grew after the listing, or a put's source) is not
+// moved by the fast path: it comes back as a fallback for OPEN, and nothing is written.
+TEST_F(SmallFiles, AFileOverTheLimitComesBackForTheOrdinaryPath) {
+  ServerProcess server(root);
+  pin_server(server.authority(), server.fingerprint());
+  make_file(root + "/grown.bin", limits::max_small_file + 1, 7);
+  make_file(local + "/big.bin", limits::max_small_file + 1, 8);
+  std::vector<SmallFile> files{SmallFile{Direction::get, local + "/grown.bin", *parse_url(server.url("grown.bin"))},
+                               SmallFile{Direction::put, local + "/big.bin", *parse_url(server.url("big.bin"))}};
+  ClientOptions options;
+  ClientSession session(options);
+  std::vector<SmallOutcome::Kind> kinds(files.size(), SmallOutcome::Kind::done);
+  session.move_small(files, options, [&](std::size_t i, SmallOutcome o) { kinds[i] = o.kind; });
+  EXPECT_EQ(kinds[0], SmallOutcome::Kind::fallback);
+  EXPECT_EQ(kinds[1], SmallOutcome::Kind::fallback);
+  EXPECT_FALSE(path_exists(local + "/grown.bin"));
+  EXPECT_FALSE(path_exists(root + "/big.bin"));
+}
+
 // Admission still applies (one slot for the whole server) and the pipelines sharing it all end.
 TEST_F(SmallFiles, OneAdmissionSlotForSeveralPipelinesStillMovesEveryFile) {
   make_mixed_tree(local + "/tree", 80);
