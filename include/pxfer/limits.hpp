@@ -20,8 +20,9 @@ inline constexpr std::uint16_t default_streams = 4;
 // flight at once (PUT_SMALL / GET_SMALL, cap_small_files): no data stream, no round trip of its
 // own. One block at the smallest block size, so such a file is always a single block.
 inline constexpr std::uint32_t max_small_file = min_block_size;
-// Small-file frames a client keeps in flight on one control connection, and their bytes: enough to
-// keep both ends busy across a round trip, little enough that replies never fill a socket buffer.
+// Small-file requests a client keeps in flight on one control connection, and the file bytes of
+// its PUT_SMALLs among them: enough to keep both ends busy across a round trip, little enough that
+// the short answers never fill a socket buffer while the client is still sending.
 inline constexpr std::uint32_t small_files_in_flight = 64;
 inline constexpr std::uint32_t small_bytes_in_flight = 8u << 20;
 

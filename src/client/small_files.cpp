@@ -106,7 +106,10 @@ class SmallRun {
       get.id = id_of(p.index);
       get.checksum = static_cast<std::uint8_t>(algo_);
       get.path = f.remote.path;
-      p.bytes = limits::max_small_file;  // the answer's size is not known yet: count the most it can be
+      // Counts nothing against small_bytes_in_flight: a GET_SMALL is a few bytes, and its answers
+      // are read one at a time however large they are (a byte bound here capped a get at 8 files
+      // in flight: 2,000-file get -r, pxferd 280-320 ms of CPU against 240-260 without it).
+      p.bytes = 0;
       return get;
     } catch (const Error& e) {
       failed(p.index, e);
