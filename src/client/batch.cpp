@@ -313,13 +313,13 @@ class BatchRun {
     files.reserve(run.size());
     for (std::size_t i : run) files.push_back(SmallFile{plan_.files[i].direction, plan_.files[i].local, plan_.files[i].remote});
     const double started_s = seconds_since_start();
-    std::vector<std::size_t> again;
+    std::vector<std::pair<std::size_t, bool>> again;  // index, and whether its small attempt failed
     session.move_small(files, client, [&](std::size_t k, SmallOutcome o) {
       const std::size_t i = run[k];
       const bool retry = o.kind == SmallOutcome::Kind::fallback ||
                          (o.kind == SmallOutcome::Kind::failed && retryable(o.error->code(), RetryScope::transfer));
       if (retry) {
-        again.push_back(i);
+        again.emplace_back(i, o.kind == SmallOutcome::Kind::failed);
         return;
       }
       FileOutcome outcome;
@@ -338,11 +338,35 @@ class BatchRun {
       listener_.on_file_start(plan_.files[i], i + 1, plan_.files.size(), 0, started_s);
       record(std::move(outcome));
     });
-    for (std::size_t i : again) {
+    for (auto [i, failed] : again) {
       FileOutcome outcome = move_file(session, i, client);
+      if (failed) settle_lost_answer(session, outcome, client);
       std::lock_guard lock(mutex_);
       record(std::move(outcome));
     }
+  }
+
+  // A put whose PUT_SMALL was in flight when its connection broke may have been written by the
+  // server after all, from a frame it had already received, while the retry ran: the retry then
+  // finds the file in place ("exists"). When that file has the source's size and checksum, it is
+  // this file, arrived whole: done, not failed.
+  void settle_lost_answer(ClientSession& session, FileOutcome& outcome, const ClientOptions& client) {
+    const BatchFile& f = outcome.file;
+    if (outcome.status != FileStatus::failed || !outcome.error || outcome.error->code() != Errc::exists ||
+        f.direction != Direction::put || client.overwrite)
+      return;
+    try {
+      if (!same_file_exists(session, f, client)) return;
+    } catch (const Error&) {
+      return;
+    }
+    outcome.status = FileStatus::done;
+    outcome.error.reset();
+    outcome.summary.direction = f.direction;
+    outcome.summary.source = f.local;
+    outcome.summary.destination = f.remote.to_string();
+    outcome.summary.bytes = f.source_size.value_or(0);
+    moved_ += outcome.summary.bytes;
   }
 
   FileOutcome move_file(ClientSession& session, std::size_t i, const ClientOptions& client) {

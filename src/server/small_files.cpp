@@ -55,6 +55,14 @@ net::awaitable<wire::Message> TransferService::put_small(std::shared_ptr<net::Co
     std::uint16_t streams = 1;
     auto slot = co_await wait_for_slot(control, m.path, streams, true, false);
     refuse_if_draining();
+    // Marked as running until it ends, so that a retry through OPEN waits for it (take_over).
+    struct Running {
+      TransferRegistry& registry;
+      const wire::Token& id;
+      const std::string owner;
+      ~Running() { registry.remove_small(id, owner); }
+    } running{registry_, m.transfer_id, who.identity + '\n' + m.path};
+    registry_.add_small(m.transfer_id, running.owner);
     // Written, checked and renamed on the blocking pool: a slow disk never holds a network thread.
     // A mismatch leaves nothing behind (the sink removes its temporary).
     std::function<void()> store = [&] {
@@ -70,7 +78,7 @@ net::awaitable<wire::Message> TransferService::put_small(std::shared_ptr<net::Co
       // A retry (with OPEN) of this put, after its answer was lost with the connection, is
       // answered from this record instead of failing on the file it finds in place.
       const auto placed = sink.placed();  // from the descriptor: no second open of the path
-      registry_.add_committed(m.transfer_id, TransferRegistry::Committed{who.identity + '\n' + m.path, m.data.size(),
+      registry_.add_committed(m.transfer_id, TransferRegistry::Committed{running.owner, m.data.size(),
                                                                           m.mtime_ns, m.checksum, answer.value,
                                                                           placed.inode, placed.mtime_ns});
     };

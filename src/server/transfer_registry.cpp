@@ -48,6 +48,29 @@ void TransferRegistry::remove_running(const wire::Token& id, const transfer::Tra
   if (!held || held.get() == t) running_.erase(it);  // not a newer transfer that took the id over
 }
 
+void TransferRegistry::add_small(const wire::Token& id, const std::string& owner) {
+  std::lock_guard lock(mutex_);
+  small_.emplace(id, owner);
+}
+
+void TransferRegistry::remove_small(const wire::Token& id, const std::string& owner) {
+  std::lock_guard lock(mutex_);
+  auto [first, last] = small_.equal_range(id);
+  for (auto it = first; it != last; ++it)
+    if (it->second == owner) {
+      small_.erase(it);
+      return;
+    }
+}
+
+bool TransferRegistry::small_running(const wire::Token& id, const std::string& owner) const {
+  std::lock_guard lock(mutex_);
+  auto [first, last] = small_.equal_range(id);
+  for (auto it = first; it != last; ++it)
+    if (it->second == owner) return true;
+  return false;
+}
+
 std::weak_ptr<transfer::Transfer> TransferRegistry::running(const wire::Token& id, const std::string& owner) const {
   std::lock_guard lock(mutex_);
   auto it = running_.find(id);

@@ -43,6 +43,11 @@ class TransferRegistry {
   void remove_running(const wire::Token& id, const transfer::Transfer* t);
   // The put still running under `id` for the same owner, if any.
   std::weak_ptr<transfer::Transfer> running(const wire::Token& id, const std::string& owner) const;
+  // A PUT_SMALL being written under `id` (it has no Transfer): a retry of it through OPEN waits
+  // for it to end, then finds its commit record, instead of racing it to the final name.
+  void add_small(const wire::Token& id, const std::string& owner);
+  void remove_small(const wire::Token& id, const std::string& owner);
+  bool small_running(const wire::Token& id, const std::string& owner) const;
   // The most recent puts that committed, by id (bounded: the oldest are forgotten).
   void add_committed(const wire::Token& id, Committed c);
   std::optional<Committed> committed(const wire::Token& id) const;
@@ -54,6 +59,7 @@ class TransferRegistry {
   };
   std::map<wire::Token, Running> running_;
   std::map<wire::Token, Committed> committed_;
+  std::multimap<wire::Token, std::string> small_;  // PUT_SMALLs being written: id -> owner
   std::deque<wire::Token> committed_order_;
   mutable std::mutex mutex_;
   struct Entry {

@@ -114,6 +114,13 @@ net::awaitable<std::shared_ptr<transfer::Transfer>> TransferService::open_off_th
 }
 
 net::awaitable<void> TransferService::take_over(const wire::Open& open, const std::string& owner) {
+  // A PUT_SMALL of the same file still being written (its answer lost with its connection): it
+  // ends within a disk write, and its commit record then answers this retry.
+  asio::steady_timer small_timer(co_await asio::this_coro::executor);
+  for (int i = 0; i < 200 && registry_.small_running(open.transfer_id, owner); ++i) {
+    small_timer.expires_after(std::chrono::milliseconds(10));
+    co_await small_timer.async_wait(asio::use_awaitable);
+  }
   std::weak_ptr<transfer::Transfer> running = registry_.running(open.transfer_id, owner);
   auto old = running.lock();
   if (!old) co_return;
