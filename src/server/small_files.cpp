@@ -15,6 +15,15 @@
 #include "transfer_service.hpp"
 
 namespace pxfer::server {
+net::awaitable<std::unique_ptr<Admission::Slot>> TransferService::admit_small(std::shared_ptr<net::Connection> control,
+                                                                               const std::string& path) {
+  refuse_if_draining();
+  std::uint16_t streams = 1;
+  auto slot = co_await wait_for_slot(control, path, streams, true, false);
+  refuse_if_draining();  // a drain that began while it waited
+  co_return slot;
+}
+
 void TransferService::account_small(net::Connection& conn, bool put, const std::string& path, std::uint32_t id,
                                     std::uint8_t checksum, const Who& who, Clock::time_point start, std::uint64_t bytes,
                                     const std::string& value, const std::optional<Error>& failure) {
@@ -28,9 +37,7 @@ void TransferService::account_small(net::Connection& conn, bool put, const std::
   metrics_.transfer_ended(put, failure ? Outcome::failed : Outcome::ok, moved);
   metrics_.transfer_details(put, who.identity, moved, failure ? std::optional<Errc>(failure->code()) : std::nullopt, 0);
   if (failure) {
-    a.result = "failed";
-    a.error_class = std::string(errc_name(failure->code()));
-    a.error = failure->what();
+    set_error(a, "failed", *failure);
     spdlog::warn("{}", logfmt_line(a));
     return;
   }
@@ -47,14 +54,9 @@ net::awaitable<wire::Message> TransferService::put_small(std::shared_ptr<net::Co
   answer.id = m.id;
   std::optional<Error> failure;
   try {
-    refuse_if_draining();
     if (m.flags & ~static_cast<std::uint32_t>(wire::open_overwrite | wire::open_sync))
       throw Error(Errc::protocol, "PUT_SMALL of " + m.path + " with flags other than overwrite and sync");
-    // No QUEUED frames while it waits: the client has other requests in flight and hears of this
-    // one later.
-    std::uint16_t streams = 1;
-    auto slot = co_await wait_for_slot(control, m.path, streams, true, false);
-    refuse_if_draining();
+    auto slot = co_await admit_small(control, m.path);
     // Marked as running until it ends, so that a retry through OPEN waits for it (take_over).
     struct Running {
       TransferRegistry& registry;
@@ -102,11 +104,7 @@ net::awaitable<wire::Message> TransferService::get_small(std::shared_ptr<net::Co
   answer.id = m.id;
   std::optional<Error> failure;
   try {
-    refuse_if_draining();
-    // No QUEUED frames while it waits: the client has other requests in flight and hears of this
-    // one later.
-    std::uint16_t streams = 1;
-    auto slot = co_await wait_for_slot(control, m.path, streams, true, false);
+    auto slot = co_await admit_small(control, m.path);
     // A path the kernel has cached opens here, and the file is read here as the engine reads a
     // block (docs/performance.md section 5); anything else opens and reads on the blocking pool.
     std::optional<FileSource> source = FileSource::open_if_cached(root_, m.path);

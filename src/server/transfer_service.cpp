@@ -113,14 +113,25 @@ net::awaitable<std::shared_ptr<transfer::Transfer>> TransferService::open_off_th
   co_return open_transfer(open, caps, ex, std::move(file));
 }
 
+namespace {
+
+// Waits in steps of `step` while `busy()` holds, at most `steps` times; no timer when it does not.
+net::awaitable<void> wait_while(const std::function<bool()>& busy, std::chrono::milliseconds step, int steps) {
+  if (!busy()) co_return;
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  for (int i = 0; i < steps && busy(); ++i) {
+    timer.expires_after(step);
+    co_await timer.async_wait(asio::use_awaitable);
+  }
+}
+
+}  // namespace
+
 net::awaitable<void> TransferService::take_over(const wire::Open& open, const std::string& owner) {
   // A PUT_SMALL of the same file still being written (its answer lost with its connection): it
   // ends within a disk write, and its commit record then answers this retry.
-  asio::steady_timer small_timer(co_await asio::this_coro::executor);
-  for (int i = 0; i < 200 && registry_.small_running(open.transfer_id, owner); ++i) {
-    small_timer.expires_after(std::chrono::milliseconds(10));
-    co_await small_timer.async_wait(asio::use_awaitable);
-  }
+  std::function<bool()> small_running = [&] { return registry_.small_running(open.transfer_id, owner); };
+  co_await wait_while(small_running, std::chrono::milliseconds(10), 200);
   std::weak_ptr<transfer::Transfer> running = registry_.running(open.transfer_id, owner);
   auto old = running.lock();
   if (!old) co_return;
@@ -128,11 +139,8 @@ net::awaitable<void> TransferService::take_over(const wire::Open& open, const st
   old->fail(Error(Errc::network, "a retry of this transfer took over"));
   old.reset();
   // Its streams and control exchange end at once; the file's lock goes with the last of them.
-  asio::steady_timer timer(co_await asio::this_coro::executor);
-  for (int i = 0; i < 200 && !running.expired(); ++i) {
-    timer.expires_after(std::chrono::milliseconds(50));
-    co_await timer.async_wait(asio::use_awaitable);
-  }
+  std::function<bool()> still_running = [&] { return !running.expired(); };
+  co_await wait_while(still_running, std::chrono::milliseconds(50), 200);
 }
 
 std::shared_ptr<transfer::Transfer> TransferService::committed_again(const wire::Open& open, const std::string& owner,
@@ -220,6 +228,12 @@ net::awaitable<std::unique_ptr<Admission::Slot>> TransferService::wait_for_slot(
   co_return slot;
 }
 
+void set_error(TransferAccount& a, const char* result, const Error& e) {
+  a.result = result;
+  a.error_class = std::string(errc_name(e.code()));
+  a.error = e.what();
+}
+
 TransferAccount account_of(net::Connection& conn, const std::string& path, bool put, unsigned streams,
                            std::uint8_t checksum, const TransferService::Who& who, std::string id) {
   TransferAccount a;
@@ -247,11 +261,6 @@ TransferAccount account_of(net::Connection& conn, const wire::Open& open, const 
   return account_of(conn, open.path, open.direction == wire::Direction::put, open.streams, open.checksum, who, std::move(id));
 }
 
-void set_error(TransferAccount& a, const char* result, const Error& e) {
-  a.result = result;
-  a.error_class = std::string(errc_name(e.code()));
-  a.error = e.what();
-}
 
 }  // namespace
 

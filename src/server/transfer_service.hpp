@@ -70,6 +70,10 @@ class TransferService {
   OpenedFile open_file(const wire::Open& open);
   // How a put's temporary file is written (OPEN's and PUT_SMALL's flags; block size and mtime with resume).
   SinkOptions sink_options(std::uint32_t flags, std::uint32_t block_size, std::int64_t source_mtime_ns);
+  // A small file's admission (small_files.cpp): refused while draining, then a slot without QUEUED
+  // frames (the client has other requests in flight and simply hears of this one later).
+  net::awaitable<std::unique_ptr<Admission::Slot>> admit_small(std::shared_ptr<net::Connection> control,
+                                                                const std::string& path);
   // The accounting line and metrics of a small file that ended.
   void account_small(net::Connection& conn, bool put, const std::string& path, std::uint32_t id, std::uint8_t checksum,
                      const Who& who, Clock::time_point start, std::uint64_t bytes, const std::string& value,
@@ -111,6 +115,8 @@ class TransferService {
 struct TransferAccount;
 TransferAccount account_of(net::Connection& conn, const std::string& path, bool put, unsigned streams,
                            std::uint8_t checksum, const TransferService::Who& who, std::string id);
+// Marks the line `result` ("failed", "refused") with the error's class and message.
+void set_error(TransferAccount& a, const char* result, const Error& e);
 
 // The client as admission control counts it: its address (an IPv4-mapped IPv6 address as IPv4).
 std::string client_address(net::Connection& conn);
