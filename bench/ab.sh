@@ -3,7 +3,7 @@
 # alike: a large file put and get, and a tree of small files put -r and get -r, each build's
 # pxfer against its own pxferd. For refactors that must not cost speed (issue 10).
 #   bench/ab.sh A_BIN_DIR B_BIN_DIR [ROUNDS] [SIZE] [SMALL_COUNT]
-# Prints one line per run and the median MB/s of each build and their ratio B/A.
+# Rounds interleaved, the order turned each round. Prints one line per run and the median MB/s of each build and their ratio B/A.
 set -euo pipefail
 a_bin="$1"; b_bin="$2"; rounds="${3:-3}"; size="${4:-1G}"; count="${5:-2000}"
 work="$(mktemp -d /dev/shm/pxfer-ab.XXXXXX)"
@@ -26,7 +26,11 @@ rate_of() { sed -n 's/.* bytes in \([0-9.]*\) s, \([0-9.]*\) MB\/s.*/\2/p' | tai
 batch_rate() { sed -n 's/.* bytes in \([0-9.]*\) s, \([0-9.]*\) MB\/s$/\2/p' | tail -1; }
 declare -A results
 for r in $(seq "$rounds"); do
-  for side in a b; do
+  # The order turns each round: whoever runs second in a round meets memory the first one has
+  # just taken, and on this VM the first rounds' second runs collapsed whichever build it was
+  # (bench/results/issue11-ab-2026-11-25-s5.md).
+  order="a b"; [ $((r % 2)) -eq 0 ] && order="b a"
+  for side in $order; do
     bin_var="${side}_bin"; bin="${!bin_var}"; u="${url[$side]}"; c="$work/$side/client"
     rm -rf "$work/$side/root/"* "$c/"*
     put=$("$bin/pxfer" put -p 4 "$work/big.bin" "$u/big.bin" | rate_of)

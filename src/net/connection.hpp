@@ -57,6 +57,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // write: a small block's headers, payload and tag leave as one run of records and one send,
   // not three (docs/performance.md section 5).
   virtual awaitable<void> write_parts(std::span<const std::span<const std::uint8_t>> parts);
+  // True when bytes from the peer are here already (a read would not wait for the network). A
+  // hint: false when unsure. A batch of pipelined requests ends where it returns false.
+  virtual bool has_buffered_input() {
+    boost::system::error_code ec;
+    return socket().available(ec) > 0 && !ec;
+  }
   // Closes from the connection's own executor; safe to call from any thread, more than once.
   virtual void close() = 0;
   virtual tcp::socket& socket() = 0;

@@ -66,6 +66,17 @@ awaitable<void> send_message(Connection& conn, const wire::Message& message) {
   co_await conn.write_all(bytes);
 }
 
+awaitable<void> send_messages(Connection& conn, const std::vector<wire::Message>& messages) {
+  std::vector<std::uint8_t> bytes;
+  for (const auto& m : messages) wire::encode_append(m, bytes);
+  co_await conn.write_gate().acquire();
+  struct Release {
+    WriteGate& gate;
+    ~Release() { gate.release(); }
+  } release{conn.write_gate()};
+  co_await conn.write_all(bytes);
+}
+
 awaitable<void> send_error_quietly(Connection& conn, const Error& error) {
   try {
     wire::Message message = wire::ErrorMsg{static_cast<std::uint16_t>(error.code()), error.what()};

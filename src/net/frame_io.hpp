@@ -16,6 +16,8 @@ awaitable<wire::FrameHeader> read_header(Connection& conn);
 awaitable<wire::Message> read_payload(Connection& conn, const wire::FrameHeader& header);
 awaitable<wire::Message> read_message(Connection& conn);
 awaitable<void> send_message(Connection& conn, const wire::Message& message);
+// Several frames in one write (answers that are ready together leave together).
+awaitable<void> send_messages(Connection& conn, const std::vector<wire::Message>& messages);
 // read_message with a deadline: nullopt when nothing complete arrived in time.
 awaitable<std::optional<wire::Message>> read_message_within(Connection& conn, std::chrono::milliseconds timeout);
 

@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "corked_socket.hpp"
 #include "pxfer/error.hpp"
 #include "race.hpp"
 #include "stream_io.hpp"
@@ -102,9 +103,9 @@ class TlsConnection final : public Connection {
       : context_(std::move(context)), stream_(std::move(socket), context_->ctx) {
     gate_ = std::make_unique<WriteGate>(stream_.get_executor());
     boost::system::error_code ec;
-    auto ep = stream_.next_layer().remote_endpoint(ec);
+    auto ep = stream_.next_layer().socket().remote_endpoint(ec);
     peer_ = ec ? "unknown peer" : endpoint_text(ep);
-    stream_.next_layer().set_option(tcp::no_delay(true), ec);
+    stream_.next_layer().socket().set_option(tcp::no_delay(true), ec);
   }
 
   awaitable<void> handshake(ssl::stream_base::handshake_type type, const std::string& host, const std::string& authority) {
@@ -150,8 +151,12 @@ class TlsConnection final : public Connection {
     co_await read_exact_on(stream_, out, progress, [this](const boost::system::error_code& ec) { return lost(ec); });
   }
 
+  // A message's records gather under the cork and leave in few sends (corked_socket.hpp).
   awaitable<void> write_all(std::span<const std::uint8_t> data, std::atomic<std::uint64_t>* progress) override {
+    stream_.next_layer().cork();
     co_await write_all_on(stream_, data, progress, [this](const boost::system::error_code& ec) { return lost(ec); });
+    auto [ec] = co_await stream_.next_layer().async_flush(use_tuple);
+    if (ec) throw lost(ec);
   }
 
   awaitable<void> write_parts(std::span<const std::span<const std::uint8_t>> parts) override {
@@ -171,14 +176,20 @@ class TlsConnection final : public Connection {
   void close() override {
     asio::post(stream_.get_executor(), [self = shared_from_this(), this] {
       boost::system::error_code ignored;
-      stream_.next_layer().shutdown(tcp::socket::shutdown_both, ignored);
-      stream_.next_layer().close(ignored);
+      stream_.next_layer().socket().shutdown(tcp::socket::shutdown_both, ignored);
+      stream_.next_layer().socket().close(ignored);
     });
   }
 
-  tcp::socket& socket() override { return stream_.next_layer(); }
+  tcp::socket& socket() override { return stream_.next_layer().socket(); }
+  // Decrypted bytes not yet read, records received and not yet decrypted, or bytes on the socket.
+  bool has_buffered_input() override {
+    SSL* s = native();
+    if (SSL_pending(s) > 0 || BIO_pending(SSL_get_rbio(s)) > 0) return true;
+    return Connection::has_buffered_input();
+  }
   const TlsInfo* tls() const override { return &info_; }
-  SSL* native() const { return const_cast<ssl::stream<tcp::socket>&>(stream_).native_handle(); }
+  SSL* native() const { return const_cast<ssl::stream<CorkedSocket>&>(stream_).native_handle(); }
 
  private:
   // Up to this much, write_parts copies (a memcpy of 256 KiB costs less than one SSL_write and send).
@@ -203,7 +214,7 @@ class TlsConnection final : public Connection {
   }
 
   TlsContextPtr context_;
-  ssl::stream<tcp::socket> stream_;
+  ssl::stream<CorkedSocket> stream_;
   TlsInfo info_;
 };
 

@@ -9,6 +9,7 @@
 #include "io/tree.hpp"
 #include "net/frame_io.hpp"
 #include "net/host_settings.hpp"
+#include "pxfer/limits.hpp"
 #include "pxfer/version.hpp"
 
 namespace pxfer::server {
@@ -44,6 +45,14 @@ std::optional<Error> read_only_below(const SessionRights& rights, const std::str
   return std::nullopt;
 }
 
+bool is_small_file(const wire::Message& m) {
+  return std::holds_alternative<wire::PutSmall>(m) || std::holds_alternative<wire::GetSmall>(m);
+}
+std::size_t small_bytes(const wire::Message& m) {
+  const auto* put = std::get_if<wire::PutSmall>(&m);
+  return put ? put->data.size() : 0;
+}
+
 wire::Message done_or_error(const std::optional<Error>& refused) {
   if (refused) return wire::ErrorMsg{static_cast<std::uint16_t>(refused->code()), refused->what()};
   return wire::Done{};
@@ -62,10 +71,9 @@ class Handlers {
     if (denied) co_return;
     co_await cx_.transfers.serve(conn_, m, caps_, who_);
   }
-  // PUT_SMALL / GET_SMALL (small_files.cpp): every answer, a refusal too, carries the request's id
-  // and leaves the session reading the next request: the client has others in flight behind it.
-  awaitable<void> operator()(wire::PutSmall& m) { co_await small_file<wire::PutSmallOk>(m, true); }
-  awaitable<void> operator()(wire::GetSmall& m) { co_await small_file<wire::GetSmallOk>(m, false); }
+  // PUT_SMALL / GET_SMALL come through small_files(), a batch at a time (control_session below).
+  awaitable<void> operator()(wire::PutSmall& m) { co_await one_small(m); }
+  awaitable<void> operator()(wire::GetSmall& m) { co_await one_small(m); }
   awaitable<void> operator()(wire::Ping& m) {
     wire::Message pong = wire::Pong{m.nonce};
     co_await reply(pong);
@@ -204,6 +212,13 @@ class Handlers {
     co_return;
   }
 
+  template <class Request>
+  awaitable<void> one_small(Request& m) {
+    std::vector<wire::Message> batch;
+    batch.emplace_back(std::move(m));
+    co_await small_files(batch);
+  }
+
  private:
   // Messages are named before a co_await, never temporaries in it: g++ 12 mishandles those.
   awaitable<void> reply(wire::Message& message) { co_await net::send_message(*conn_, message); }
@@ -216,24 +231,30 @@ class Handlers {
     co_return failed;
   }
 
-  template <class Answer, class Request>
-  awaitable<void> small_file(Request& m, bool write) {
-    wire::Message answer;
-    if (auto denied = Authenticator::authorize(rights_, m.path, write)) {
-      spdlog::info("client={} identity={} refused: {}", conn_->peer(), rights_.identity, denied->what());
-      Answer refused;
-      refused.id = m.id;
-      refused.code = static_cast<std::uint16_t>(denied->code());
-      refused.message = denied->what();
-      answer = std::move(refused);
-    } else if constexpr (std::is_same_v<Request, wire::PutSmall>) {
-      answer = co_await cx_.transfers.put_small(conn_, m, who_);
-    } else {
-      answer = co_await cx_.transfers.get_small(conn_, m, who_);
+  // PUT_SMALL / GET_SMALL requests read at once (small_files.cpp): each path authorized here, the
+  // rest served together, and every answer, a refusal too, carries its request's id and leaves in
+  // one write, in request order; the session then reads the next request.
+ public:
+  awaitable<void> small_files(std::vector<wire::Message>& batch) {
+    std::vector<std::optional<wire::Message>> refusals(batch.size());
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      auto refuse = [&](const auto& request, auto answer, bool write) {
+        auto denied = Authenticator::authorize(rights_, request.path, write);
+        if (!denied) return;
+        spdlog::info("client={} identity={} refused: {}", conn_->peer(), rights_.identity, denied->what());
+        answer.id = request.id;
+        answer.code = static_cast<std::uint16_t>(denied->code());
+        answer.message = denied->what();
+        refusals[i] = std::move(answer);
+      };
+      if (auto* put = std::get_if<wire::PutSmall>(&batch[i])) refuse(*put, wire::PutSmallOk{}, true);
+      else refuse(std::get<wire::GetSmall>(batch[i]), wire::GetSmallOk{}, false);
     }
-    co_await reply(answer);
+    auto answers = co_await cx_.transfers.small_files(conn_, batch, refusals, who_);
+    co_await net::send_messages(*conn_, answers);
   }
 
+ private:
   // True (and the client told why) when the identity may not touch `path` this way. Callers
   // name the result before testing it: g++ 12 miscompiles `if (co_await ...)` (SIGILL here).
   awaitable<bool> refused(const std::string& path, bool write) {
@@ -301,6 +322,33 @@ awaitable<void> control_session(const SessionContext& cx, std::shared_ptr<Connec
       co_return;
     }
     wire::Message message = std::move(*next);
+    if (is_small_file(message) && !rights->tpc) {
+      // What else the client has in flight and the server has already received is served with
+      // it: one slot, one trip to the blocking pool and one write of the answers for all.
+      std::vector<wire::Message> batch;
+      std::optional<wire::Message> after;  // a request of another kind that ended the batch
+      bool silent = false;
+      std::size_t bytes = small_bytes(message);
+      batch.push_back(std::move(message));
+      while (batch.size() < limits::small_files_in_flight && bytes < limits::small_bytes_in_flight &&
+             conn->has_buffered_input()) {
+        auto more = co_await net::read_message_within(*conn, cx.options.idle_timeout);
+        if (!more) {
+          silent = true;
+          break;
+        }
+        if (!is_small_file(*more)) {
+          after = std::move(*more);
+          break;
+        }
+        bytes += small_bytes(*more);
+        batch.push_back(std::move(*more));
+      }
+      co_await handlers.small_files(batch);
+      if (silent) co_return;
+      if (!after) continue;
+      message = std::move(*after);
+    }
     // A session that logged in with a grant may make only the one OPEN the grant names.
     const auto beyond_grant = rights->tpc ? grant_refusal(*rights->tpc, message, grant_opens) : std::nullopt;
     if (beyond_grant) {

@@ -68,6 +68,11 @@ std::string format_prometheus(const Metrics& m, const Gauges& g) {
   family(out, "pxferd_stream_recoveries_total", "counter",
          "Data streams of ended transfers that failed and whose blocks were re-sent on other streams.");
   sample(out, "pxferd_stream_recoveries_total", m.stream_recoveries.load(std::memory_order_relaxed));
+  family(out, "pxferd_small_files_total", "counter", "Small-file requests (PUT_SMALL, GET_SMALL) served or refused.");
+  sample(out, "pxferd_small_files_total", m.small_files.load(std::memory_order_relaxed));
+  family(out, "pxferd_small_file_batches_total", "counter",
+         "Batches the small-file requests were served in (requests read at once share one batch).");
+  sample(out, "pxferd_small_file_batches_total", m.small_batches.load(std::memory_order_relaxed));
   family(out, "pxferd_transfers_running", "gauge", "Transfers opened and not yet ended (running now).");
   sample(out, "pxferd_transfers_running", g.running);
   family(out, "pxferd_running_bytes", "gauge", "Bytes the running transfers moved so far.");

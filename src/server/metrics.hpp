@@ -25,6 +25,10 @@ struct Metrics {
 
   std::atomic<std::uint64_t> checksum_failures{0};  // transfers that ended with Errc::integrity
   std::atomic<std::uint64_t> stream_recoveries{0};  // data streams lost and their blocks re-queued
+  // Small-file requests (PUT_SMALL / GET_SMALL) and the batches they were served in: the mean
+  // batch says how much the per-batch work (admission, the pool's trip, the answers' write) is shared.
+  std::atomic<std::uint64_t> small_files{0};
+  std::atomic<std::uint64_t> small_batches{0};
 
   void transfer_ended(bool put, Outcome outcome, std::uint64_t moved) {
     transfers[put ? 1 : 0][static_cast<int>(outcome)].fetch_add(1, std::memory_order_relaxed);

@@ -46,96 +46,155 @@ void TransferService::account_small(net::Connection& conn, bool put, const std::
   spdlog::info("{}", logfmt_line(a));
 }
 
-net::awaitable<wire::Message> TransferService::put_small(std::shared_ptr<net::Connection> control, wire::PutSmall& m, const Who& who) {
-  net::Connection& conn = *control;
-  InService counted(in_service_);
-  const auto start = Clock::now();
-  wire::PutSmallOk answer;
-  answer.id = m.id;
-  std::optional<Error> failure;
-  try {
-    if (m.flags & ~static_cast<std::uint32_t>(wire::open_overwrite | wire::open_sync))
-      throw Error(Errc::protocol, "PUT_SMALL of " + m.path + " with flags other than overwrite and sync");
-    auto slot = co_await admit_small(control, m.path);
-    // Marked as running until it ends, so that a retry through OPEN waits for it (take_over).
-    struct Running {
-      TransferRegistry& registry;
-      const wire::Token& id;
-      const std::string owner;
-      ~Running() { registry.remove_small(id, owner); }
-    } running{registry_, m.transfer_id, who.identity + '\n' + m.path};
-    registry_.add_small(m.transfer_id, running.owner);
-    // Written, checked and renamed on the blocking pool: a slow disk never holds a network thread.
-    // A mismatch leaves nothing behind (the sink removes its temporary).
-    std::function<void()> store = [&] {
-      SinkOptions options = sink_options(m.flags | wire::open_no_resume, 0, 0);
-      options.reserve = false;  // written in one piece right away
-      FileSink sink(root_, m.path, m.data.size(), options);
-      if (!m.data.empty()) sink.write_at(0, m.data);
-      answer.value = checksum_of_bytes(static_cast<ChecksumAlgo>(m.checksum), m.data);
-      if (answer.value != m.value)
-        throw Error(Errc::integrity, m.path + ": checksum mismatch: received " + answer.value + ", the client sent " +
-                                         m.value.substr(0, 128));
-      sink.commit();
-      // A retry (with OPEN) of this put, after its answer was lost with the connection, is
-      // answered from this record instead of failing on the file it finds in place.
-      const auto placed = sink.placed();  // from the descriptor: no second open of the path
-      registry_.add_committed(m.transfer_id, TransferRegistry::Committed{running.owner, m.data.size(),
-                                                                          m.mtime_ns, m.checksum, answer.value,
-                                                                          placed.inode, placed.mtime_ns});
-    };
-    co_await blocking_.run(store);
-  } catch (const Error& e) {
-    failure = e;
-  }
-  account_small(conn, true, m.path, m.id, m.checksum, who, start, m.data.size(), answer.value, failure);
-  if (failure) {
-    answer.code = static_cast<std::uint16_t>(failure->code());
-    answer.message = failure->what();
-  }
-  co_return answer;
+void TransferService::store_small(wire::PutSmall& m, const std::string& owner, wire::PutSmallOk& answer) {
+  if (m.flags & ~static_cast<std::uint32_t>(wire::open_overwrite | wire::open_sync))
+    throw Error(Errc::protocol, "PUT_SMALL of " + m.path + " with flags other than overwrite and sync");
+  // A mismatch leaves nothing behind (the sink removes its temporary).
+  SinkOptions options = sink_options(m.flags | wire::open_no_resume, 0, 0);
+  options.reserve = false;  // written in one piece right away
+  FileSink sink(root_, m.path, m.data.size(), options);
+  if (!m.data.empty()) sink.write_at(0, m.data);
+  answer.value = checksum_of_bytes(static_cast<ChecksumAlgo>(m.checksum), m.data);
+  if (answer.value != m.value)
+    throw Error(Errc::integrity, m.path + ": checksum mismatch: received " + answer.value + ", the client sent " +
+                                     m.value.substr(0, 128));
+  sink.commit();
+  // A retry (with OPEN) of this put, after its answer was lost with the connection, is answered
+  // from this record instead of failing on the file it finds in place.
+  const auto placed = sink.placed();  // from the descriptor: no second open of the path
+  registry_.add_committed(m.transfer_id, TransferRegistry::Committed{owner, m.data.size(), m.mtime_ns, m.checksum,
+                                                                      answer.value, placed.inode, placed.mtime_ns});
 }
 
-net::awaitable<wire::Message> TransferService::get_small(std::shared_ptr<net::Connection> control, wire::GetSmall& m, const Who& who) {
-  net::Connection& conn = *control;
+void TransferService::load_small(wire::GetSmall& m, std::optional<FileSource>& source, wire::GetSmallOk& answer) {
+  if (!source) source.emplace(root_, m.path);
+  answer.size = source->size();
+  answer.mtime_ns = source->mtime_ns();
+  if (answer.size > wire::max_small_file) {
+    answer.too_large = 1;  // grew since the client listed it: it moves with OPEN
+    return;
+  }
+  answer.data.resize(answer.size);
+  if (!answer.data.empty()) source->read_at(0, answer.data);
+  source->check_unchanged();
+  answer.value = checksum_of_bytes(static_cast<ChecksumAlgo>(m.checksum), answer.data);
+}
+
+namespace {
+std::string owner_of(const TransferService::Who& who, const std::string& path) { return who.identity + '\n' + path; }
+
+// Marks the batch's puts as running under their transfer ids until the batch ends, so that a
+// retry through OPEN waits for them (take_over).
+struct RunningPuts {
+  TransferRegistry& registry;
+  std::vector<std::pair<wire::Token, std::string>> marks;
+  ~RunningPuts() {
+    for (const auto& [id, owner] : marks) registry.remove_small(id, owner);
+  }
+  void add(const wire::Token& id, std::string owner) {
+    registry.add_small(id, owner);
+    marks.emplace_back(id, std::move(owner));
+  }
+};
+}  // namespace
+
+net::awaitable<std::vector<wire::Message>> TransferService::small_files(
+    std::shared_ptr<net::Connection> control, std::vector<wire::Message>& requests,
+    std::vector<std::optional<wire::Message>>& refusals, const Who& who) {
   InService counted(in_service_);
   const auto start = Clock::now();
-  wire::GetSmallOk answer;
-  answer.id = m.id;
-  std::optional<Error> failure;
-  try {
-    auto slot = co_await admit_small(control, m.path);
-    // A path the kernel has cached opens here, and the file is read here as the engine reads a
-    // block (docs/performance.md section 5); anything else opens and reads on the blocking pool.
-    std::optional<FileSource> source = FileSource::open_if_cached(root_, m.path);
-    const bool inline_read = source.has_value();
-    std::function<void()> read = [&] {
-      if (!source) source.emplace(root_, m.path);
-      answer.size = source->size();
-      answer.mtime_ns = source->mtime_ns();
-      if (answer.size > wire::max_small_file) {
-        answer.too_large = 1;  // grew since the client listed it: it moves with OPEN
-        return;
+  const std::size_t n = requests.size();
+  metrics_.small_files.fetch_add(n, std::memory_order_relaxed);
+  metrics_.small_batches.fetch_add(1, std::memory_order_relaxed);
+  std::vector<wire::Message> answers(n);
+  std::vector<std::optional<Error>> failures(n);
+  std::vector<std::size_t> served;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (refusals[i]) {
+      answers[i] = std::move(*refusals[i]);
+    } else {
+      served.push_back(i);
+      if (auto* put = std::get_if<wire::PutSmall>(&requests[i])) {
+        wire::PutSmallOk answer;
+        answer.id = put->id;
+        answers[i] = std::move(answer);
+      } else {
+        wire::GetSmallOk answer;
+        answer.id = std::get<wire::GetSmall>(requests[i]).id;
+        answers[i] = std::move(answer);
       }
-      answer.data.resize(answer.size);
-      if (!answer.data.empty()) source->read_at(0, answer.data);
-      source->check_unchanged();
-      answer.value = checksum_of_bytes(static_cast<ChecksumAlgo>(m.checksum), answer.data);
-    };
-    if (inline_read) read();
-    else co_await blocking_.run(read);
+    }
+  }
+  if (served.empty()) co_return answers;
+  auto path_of = [&](std::size_t i) -> const std::string& {
+    if (auto* put = std::get_if<wire::PutSmall>(&requests[i])) return put->path;
+    return std::get<wire::GetSmall>(requests[i]).path;
+  };
+  std::optional<Error> refused;
+  std::unique_ptr<Admission::Slot> slot;
+  try {
+    slot = co_await admit_small(control, path_of(served.front()));  // one slot: a connection's requests run one after the other
   } catch (const Error& e) {
-    failure = e;
+    refused = e;
   }
-  if (failure) {
-    answer = wire::GetSmallOk{};
-    answer.id = m.id;
-    answer.code = static_cast<std::uint16_t>(failure->code());
-    answer.message = failure->what();
+  RunningPuts running{registry_, {}};
+  if (refused) {
+    for (std::size_t i : served) failures[i] = *refused;
+  } else {
+    // A get whose path the kernel has cached opens here; when every file of the batch is such a
+    // get, the batch is read here too (docs/performance.md section 5), else it all goes to the
+    // blocking pool in one trip: a slow disk never holds a network thread.
+    std::vector<std::optional<FileSource>> sources(n);
+    bool inline_reads = true;
+    for (std::size_t i : served) {
+      if (auto* put = std::get_if<wire::PutSmall>(&requests[i])) {
+        running.add(put->transfer_id, owner_of(who, put->path));
+        inline_reads = false;
+      } else {
+        if (auto cached = FileSource::open_if_cached(root_, path_of(i))) sources[i].emplace(std::move(*cached));
+        else inline_reads = false;
+      }
+    }
+    std::function<void()> work = [&] {
+      for (std::size_t i : served) {
+        try {
+          if (auto* put = std::get_if<wire::PutSmall>(&requests[i]))
+            store_small(*put, owner_of(who, put->path), std::get<wire::PutSmallOk>(answers[i]));
+          else
+            load_small(std::get<wire::GetSmall>(requests[i]), sources[i], std::get<wire::GetSmallOk>(answers[i]));
+        } catch (const Error& e) {
+          failures[i] = e;
+        } catch (const std::exception& e) {
+          failures[i] = Error(Errc::internal, path_of(i) + ": " + e.what());
+        }
+      }
+    };
+    if (inline_reads) work();
+    else co_await blocking_.run(work);
   }
-  if (!answer.too_large)
-    account_small(conn, false, m.path, m.id, m.checksum, who, start, answer.size, answer.value, failure);
-  co_return answer;
+  for (std::size_t i : served) {
+    const auto& failure = failures[i];
+    if (auto* put = std::get_if<wire::PutSmall>(&requests[i])) {
+      auto& answer = std::get<wire::PutSmallOk>(answers[i]);
+      account_small(*control, true, put->path, put->id, put->checksum, who, start, put->data.size(), answer.value, failure);
+      if (failure) {
+        answer.code = static_cast<std::uint16_t>(failure->code());
+        answer.message = failure->what();
+      }
+      continue;
+    }
+    auto& get = std::get<wire::GetSmall>(requests[i]);
+    auto& answer = std::get<wire::GetSmallOk>(answers[i]);
+    if (failure) {
+      answer = wire::GetSmallOk{};
+      answer.id = get.id;
+      answer.code = static_cast<std::uint16_t>(failure->code());
+      answer.message = failure->what();
+    }
+    if (!answer.too_large)
+      account_small(*control, false, get.path, get.id, get.checksum, who, start, answer.size, answer.value, failure);
+  }
+  co_return answers;
 }
 
 }  // namespace pxfer::server

@@ -4,6 +4,8 @@
 // per transfer. Owns the registry of running transfers.
 #include <atomic>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "admission.hpp"
 #include "blocking_pool.hpp"
@@ -32,11 +34,15 @@ class TransferService {
   };
   net::awaitable<void> serve(std::shared_ptr<net::Connection> control, wire::Open& open, std::uint64_t caps,
                              const Who& who);
-  // PUT_SMALL / GET_SMALL (cap_small_files, small_files.cpp): one small file moved whole in the
-  // request or its answer, after the session authorized its path. The file's own failure is in the
-  // answer (by id), never thrown: the session reads the next request.
-  net::awaitable<wire::Message> put_small(std::shared_ptr<net::Connection> control, wire::PutSmall& request, const Who& who);
-  net::awaitable<wire::Message> get_small(std::shared_ptr<net::Connection> control, wire::GetSmall& request, const Who& who);
+  // PUT_SMALL / GET_SMALL (cap_small_files, small_files.cpp): the small-file requests the session
+  // had read at once, after it authorized their paths (`refusals[i]` set: answered with it, not
+  // served). They share one admission slot and one trip to the blocking pool; the answers come
+  // back in request order, each with its request's id. A file's own failure is in its answer,
+  // never thrown: the session reads the next request.
+  net::awaitable<std::vector<wire::Message>> small_files(std::shared_ptr<net::Connection> control,
+                                                          std::vector<wire::Message>& requests,
+                                                          std::vector<std::optional<wire::Message>>& refusals,
+                                                          const Who& who);
   // A data connection whose first frame was ATTACH.
   net::awaitable<void> attach(std::shared_ptr<net::Connection> conn, const wire::Attach& attach);
   // Ends every running transfer with `why` (shutdown).
@@ -74,6 +80,10 @@ class TransferService {
   // frames (the client has other requests in flight and simply hears of this one later).
   net::awaitable<std::unique_ptr<Admission::Slot>> admit_small(std::shared_ptr<net::Connection> control,
                                                                 const std::string& path);
+  // One small file's work on the blocking pool: a put written, checked, made durable and
+  // recorded; a get read (from `source` when the session opened it already) and digested.
+  void store_small(wire::PutSmall& m, const std::string& owner, wire::PutSmallOk& answer);
+  void load_small(wire::GetSmall& m, std::optional<FileSource>& source, wire::GetSmallOk& answer);
   // The accounting line and metrics of a small file that ended.
   void account_small(net::Connection& conn, bool put, const std::string& path, std::uint32_t id, std::uint8_t checksum,
                      const Who& who, Clock::time_point start, std::uint64_t bytes, const std::string& value,

@@ -121,15 +121,21 @@ FrameType type_of(const Message& message) noexcept {
   return std::visit([](const auto& m) { return traits::Traits<std::decay_t<decltype(m)>>::type; }, message);
 }
 
-std::vector<std::uint8_t> encode(const Message& message) {
-  std::vector<std::uint8_t> out(header_size);
+void encode_append(const Message& message, std::vector<std::uint8_t>& out) {
+  const std::size_t start = out.size();
+  out.resize(start + header_size);
   std::visit(
       [&](const auto& m) {
         Encode io{Writer(out)};
         fields(io, m);
       },
       message);
-  put_header(out.data(), type_of(message), static_cast<std::uint32_t>(out.size() - header_size));
+  put_header(out.data() + start, type_of(message), static_cast<std::uint32_t>(out.size() - start - header_size));
+}
+
+std::vector<std::uint8_t> encode(const Message& message) {
+  std::vector<std::uint8_t> out;
+  encode_append(message, out);
   return out;
 }
 

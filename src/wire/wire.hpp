@@ -463,6 +463,8 @@ DecodeStatus decode_block_header(const FrameHeader& header, std::span<const std:
 // A whole frame (header + payload) for a message. Throws Error(usage) when a text field is over
 // its limit (a path over max_path_length, ...): never sends a shortened one.
 std::vector<std::uint8_t> encode(const Message& message);
+// The same frame appended to `out` (several frames for one write).
+void encode_append(const Message& message, std::vector<std::uint8_t>& out);
 // Frame header + block header; the caller sends `wire_length` payload bytes right after, then
 // the block's tag. These 24 bytes are also what the tag covers before the payload.
 std::array<std::uint8_t, header_size + block_header_size> encode_block_header(const BlockHeader& block);

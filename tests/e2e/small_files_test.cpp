@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <cstdio>
 #include <map>
+#include <regex>
 #include <thread>
 
 #include "pxfer/client.hpp"
@@ -55,6 +57,25 @@ std::pair<std::size_t, std::size_t> small_and_streamed(const std::string& log, c
     (line.find(" streams=0 ") != std::string::npos ? small : streamed) += 1;
   }
   return {small, streamed};
+}
+
+// stdout of a shell command ("" when it fails).
+std::string capture_command(const std::string& command) {
+  std::string out;
+  if (FILE* p = ::popen(command.c_str(), "r")) {
+    char buf[4096];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    ::pclose(p);
+  }
+  return out;
+}
+
+// The value of sample `name` in a Prometheus scrape, or -1.
+long long metric_sample(const std::string& scrape, const std::string& name) {
+  auto pos = scrape.find("\n" + name + " ");
+  if (pos == std::string::npos) return -1;
+  return std::stoll(scrape.substr(pos + name.size() + 2));
 }
 
 class SmallFiles : public ::testing::Test {
@@ -122,6 +143,61 @@ TEST_F(SmallFiles, AReadOnlyIdentityWritesNothing) {
   RunResult put = run_pxfer("put", "-r", "--token-file", token_file, local + "/tree", server.url("tree"));
   EXPECT_EQ(put.exit_code, exit_permission) << put.err;
   EXPECT_TRUE(files_below(root).empty()) << "a read-only identity wrote a file";
+}
+
+// Requests a client has in flight and pxferd has read are served together (one admission slot,
+// one trip to the blocking pool, one write of the answers): a refusal, an existing destination
+// and the files around them each get their own answer, in place, and the batches are visible in
+// the metrics.
+TEST_F(SmallFiles, RequestsReadTogetherAreServedInOneBatchWithEachAnswerInItsPlace) {
+  if (std::system("command -v curl >/dev/null 2>&1") != 0) GTEST_SKIP() << "curl not installed";
+  std::string etc = dir.subdir("etc");
+  const std::string token = create_token("writer", etc + "/tokens");
+  write_private(etc + "/access", "writer / rw\nwriter frozen ro\n");
+  fs::create_directories(root + "/ok");
+  fs::create_directories(root + "/frozen");
+  make_file(root + "/ok/f13", 10, 1234);  // the server's own, never clobbered
+  ServerProcess server(root, "127.0.0.1:0",
+                       {"--tokens", etc + "/tokens", "--access", etc + "/access", "--metrics-listen", "127.0.0.1:0"});
+  pin_server(server.authority(), server.fingerprint());
+  std::vector<SmallFile> files;
+  for (int i = 0; i < 60; ++i) {
+    std::string name = "f" + std::to_string(i);
+    make_file(local + "/" + name, 20 * KiB + static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(40 + i));
+    Url remote = *parse_url(server.url("x"));
+    remote.path = (i % 7 == 3 ? "frozen/" : "ok/") + name;
+    files.push_back(SmallFile{Direction::put, local + "/" + name, remote});
+  }
+  ClientOptions options;
+  ClientSecurity writer;
+  writer.token = token;
+  ClientSession session(options, writer);
+  std::vector<SmallOutcome> outcomes(files.size());
+  session.move_small(files, options, [&](std::size_t i, SmallOutcome o) { outcomes[i] = std::move(o); });
+  for (int i = 0; i < 60; ++i) {
+    const std::string name = "f" + std::to_string(i);
+    if (i % 7 == 3) {
+      ASSERT_TRUE(outcomes[i].error.has_value()) << name;
+      EXPECT_EQ(outcomes[i].error->code(), Errc::permission) << outcomes[i].error->what();
+      EXPECT_FALSE(path_exists(root + "/frozen/" + name));
+    } else if (i == 13) {
+      ASSERT_TRUE(outcomes[i].error.has_value()) << name;
+      EXPECT_EQ(outcomes[i].error->code(), Errc::exists) << outcomes[i].error->what();
+      EXPECT_EQ(fs::file_size(root + "/ok/f13"), 10u) << "clobbered without --overwrite";
+    } else {
+      EXPECT_EQ(outcomes[i].kind, SmallOutcome::Kind::done) << name << ": " << (outcomes[i].error ? outcomes[i].error->what() : "");
+      EXPECT_TRUE(files_equal(local + "/" + name, root + "/ok/" + name)) << name;
+    }
+  }
+  std::smatch m;
+  std::string log = server.log();
+  ASSERT_TRUE(std::regex_search(log, m, std::regex("metrics on http://(127\\.0\\.0\\.1:[0-9]+)/metrics"))) << log;
+  std::string scrape = "\n" + capture_command("curl -sf http://" + m[1].str() + "/metrics");
+  const long long served = metric_sample(scrape, "pxferd_small_files_total");
+  const long long batches = metric_sample(scrape, "pxferd_small_file_batches_total");
+  EXPECT_EQ(served, 60) << scrape;
+  EXPECT_GE(batches, 1) << scrape;
+  EXPECT_LT(batches, served) << "every request was served alone: nothing was read together";
 }
 
 // The export root confines a small put as it confines OPEN: the request is refused by the server,
