@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -188,6 +189,9 @@ class FileSink {
   int start_fd_ = -1;
   std::string parent_;
   std::atomic<std::uint64_t> blocks_written_{0};  // read by abandon() on another thread
+  // One pwrite at a time: the kernel takes the file's inode lock for each write anyway, and a
+  // stream's thread waiting for it spun on the CPU the sender needed (docs/performance.md section 10).
+  std::mutex write_mutex_;
 };
 
 }  // namespace pxfer

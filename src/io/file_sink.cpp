@@ -247,6 +247,7 @@ void FileSink::write_at(std::uint64_t offset, std::span<const std::uint8_t> data
     throw Error(Errc::protocol, path_ + ": block at offset " + std::to_string(offset) + " lies beyond the file size");
   // A slow disk blocks the writing thread as this does, network threads included.
   if (write_pacer_) std::this_thread::sleep_until(write_pacer_->reserve(Clock::now(), static_cast<double>(data.size())));
+  std::lock_guard lock(write_mutex_);
   std::size_t done = 0;
   while (done < data.size()) {
     ssize_t n = ::pwrite(fd_, data.data() + done, data.size() - done, static_cast<off_t>(offset + done));

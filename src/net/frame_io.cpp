@@ -67,14 +67,22 @@ awaitable<void> send_message(Connection& conn, const wire::Message& message) {
 }
 
 awaitable<void> send_messages(Connection& conn, const std::vector<wire::Message>& messages) {
-  std::vector<std::uint8_t> bytes;
-  for (const auto& m : messages) wire::encode_append(m, bytes);
   co_await conn.write_gate().acquire();
   struct Release {
     WriteGate& gate;
     ~Release() { gate.release(); }
   } release{conn.write_gate()};
-  co_await conn.write_all(bytes);
+  // Written in runs of about 256 KiB: many short answers leave in one write, and a run of large
+  // ones is never copied whole into one buffer.
+  constexpr std::size_t run = 256 * 1024;
+  std::vector<std::uint8_t> bytes;
+  for (const auto& m : messages) {
+    wire::encode_append(m, bytes);
+    if (bytes.size() < run) continue;
+    co_await conn.write_all(bytes);
+    bytes.clear();
+  }
+  if (!bytes.empty()) co_await conn.write_all(bytes);
 }
 
 awaitable<void> send_error_quietly(Connection& conn, const Error& error) {

@@ -48,9 +48,10 @@ std::optional<Error> read_only_below(const SessionRights& rights, const std::str
 bool is_small_file(const wire::Message& m) {
   return std::holds_alternative<wire::PutSmall>(m) || std::holds_alternative<wire::GetSmall>(m);
 }
+// A request's share of limits::small_batch_bytes: a put's bytes, a get's largest possible answer.
 std::size_t small_bytes(const wire::Message& m) {
   const auto* put = std::get_if<wire::PutSmall>(&m);
-  return put ? put->data.size() : 0;
+  return put ? put->data.size() : limits::max_small_file;
 }
 
 wire::Message done_or_error(const std::optional<Error>& refused) {
@@ -330,7 +331,7 @@ awaitable<void> control_session(const SessionContext& cx, std::shared_ptr<Connec
       bool silent = false;
       std::size_t bytes = small_bytes(message);
       batch.push_back(std::move(message));
-      while (batch.size() < limits::small_files_in_flight && bytes < limits::small_bytes_in_flight &&
+      while (batch.size() < limits::small_files_in_flight && bytes < limits::small_batch_bytes &&
              conn->has_buffered_input()) {
         auto more = co_await net::read_message_within(*conn, cx.options.idle_timeout);
         if (!more) {

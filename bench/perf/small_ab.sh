@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# bench/perf/small_ab.sh A_BIN B_BIN [ROUNDS] [COUNT]: COUNT x 64 KiB put -r then get -r (-c 8) per
+# build, each pxfer against its own pxferd, rounds interleaved with the order turned each round;
+# prints wall, client user and system seconds (/usr/bin/time) and pxferd CPU ticks (/proc/PID/stat)
+# per run (docs/performance.md section 9).
+set -euo pipefail
+a_bin="$1"; b_bin="$2"; rounds="${3:-5}"; count="${4:-2000}"
+work="$(mktemp -d /dev/shm/pxfer-sab.XXXXXX)"; pids=()
+trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
+mkdir -p "$work/tree"
+for i in $(seq "$count"); do head -c 65536 /dev/urandom > "$work/tree/f$i"; done
+export PXFER_KNOWN_HOSTS="$work/known_hosts"
+declare -A url spid
+for side in a b; do
+  bin_var="${side}_bin"; bin="${!bin_var}"
+  mkdir -p "$work/$side/root" "$work/$side/client"
+  "$bin/pxferd" --root "$work/$side/root" --listen 127.0.0.1:0 --insecure-no-auth --state-dir "$work/$side/state" --port-file "$work/$side/port" 2>/dev/null & pids+=($!); spid[$side]=$!
+  for _ in $(seq 100); do [ -s "$work/$side/port" ] && break; sleep 0.05; done
+  url[$side]="pxfer://127.0.0.1:$(cat "$work/$side/port")"
+done
+ticks() { awk '{print $14+$15}' /proc/$1/stat; }
+for r in $(seq "$rounds"); do
+  order="a b"; [ $((r % 2)) -eq 0 ] && order="b a"
+  for side in $order; do
+    bin_var="${side}_bin"; bin="${!bin_var}"; u="${url[$side]}"; c="$work/$side/client"
+    rm -rf "$work/$side/root/"* "$c/"*
+    t0=$(ticks ${spid[$side]})
+    p=$( { /usr/bin/time -f "%e %U %S" "$bin/pxfer" put -q -r -c 8 "$work/tree" "$u/" ; } 2>&1 | grep -v warning | tail -1)
+    t1=$(ticks ${spid[$side]})
+    g=$( { /usr/bin/time -f "%e %U %S" "$bin/pxfer" get -q -r -c 8 "$u/tree" "$c/" ; } 2>&1 | tail -1)
+    t2=$(ticks ${spid[$side]})
+    diff -rq "$work/tree" "$c/tree" >/dev/null || { echo "$side: tree differs" >&2; exit 1; }
+    echo "$r $side put wall/user/sys $p server $((t1-t0)) | get $g server $((t2-t1))"
+  done
+done
