@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# bench/perf/cpu_ab_turned.sh A_BIN B_BIN ROUNDS SIZE [PXFER OPTIONS...]: a 4-stream put then get of SIZE
+# per build, each pxfer against its own pxferd, rounds interleaved with the order turned each
+# round; prints wall, client user and system seconds and pxferd CPU ticks per run
+# (docs/performance.md section 10).
+set -euo pipefail
+a_bin="$1"; b_bin="$2"; rounds="$3"; size="$4"; shift 4; extra=("$@")
+work="$(mktemp -d /dev/shm/pxfer-cab.XXXXXX)"; pids=()
+trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
+head -c "$size" /dev/urandom > "$work/big.bin"
+export PXFER_KNOWN_HOSTS="$work/known_hosts"
+declare -A url spid
+for side in a b; do
+  bin_var="${side}_bin"; bin="${!bin_var}"
+  mkdir -p "$work/$side/root" "$work/$side/client"
+  "$bin/pxferd" --root "$work/$side/root" --listen 127.0.0.1:0 --insecure-no-auth --state-dir "$work/$side/state" --port-file "$work/$side/port" 2>/dev/null & pids+=($!); spid[$side]=$!
+  for _ in $(seq 100); do [ -s "$work/$side/port" ] && break; sleep 0.05; done
+  url[$side]="pxfer://127.0.0.1:$(cat "$work/$side/port")"
+done
+ticks() { awk '{print $14+$15}' /proc/$1/stat; }
+for r in $(seq "$rounds"); do
+  order="a b"; [ $((r % 2)) -eq 0 ] && order="b a"
+  for side in $order; do
+    bin_var="${side}_bin"; bin="${!bin_var}"; u="${url[$side]}"; c="$work/$side/client"
+    rm -rf "$work/$side/root/"* "$c/"*
+    t0=$(ticks ${spid[$side]})
+    p=$( { /usr/bin/time -f "%e %U %S" "$bin/pxfer" put -q -p 4 "${extra[@]}" "$work/big.bin" "$u/big.bin" ; } 2>&1 | grep -v warning | tail -1)
+    t1=$(ticks ${spid[$side]})
+    g=$( { /usr/bin/time -f "%e %U %S" "$bin/pxfer" get -q -p 4 "${extra[@]}" "$u/big.bin" "$c/big.bin" ; } 2>&1 | tail -1)
+    t2=$(ticks ${spid[$side]})
+    echo "$r $side put $p srv $((t1-t0)) | get $g srv $((t2-t1))"
+  done
+done
