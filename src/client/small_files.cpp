@@ -11,6 +11,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <deque>
+#include <vector>
 
 #include "job.hpp"
 #include "local_tree.hpp"
@@ -58,8 +59,14 @@ class SmallRun {
     std::deque<Pending> pending;
     std::uint64_t in_flight = 0;
     std::size_t next = 0;
+    std::vector<wire::Message> requests;  // prepared, sent together: one write, one wake-up of the server
+    std::size_t request_bytes = 0;
     while (next < files_.size() || !pending.empty()) {
-      while (next < files_.size() && pending.size() < limits::small_files_in_flight && in_flight < limits::small_bytes_in_flight) {
+      // Refilled once half the window has been answered, so that requests leave in runs and the
+      // server reads them together (it serves what it has read as one batch), not one per answer.
+      const bool refill = pending.size() <= limits::small_files_in_flight / 2 && in_flight <= limits::small_bytes_in_flight / 2;
+      while (refill && next < files_.size() && pending.size() < limits::small_files_in_flight &&
+             in_flight < limits::small_bytes_in_flight) {
         if (reported_[next]) {
           ++next;
           continue;
@@ -68,11 +75,17 @@ class SmallRun {
         p.index = next++;
         std::optional<wire::Message> request = prepare(p);
         if (!request) continue;  // answered already: a local failure or a fallback
-        co_await net::send_message(conn, *request);
-        p.sent = progress_ = Clock::now();
+        p.sent = Clock::now();
         in_flight += p.bytes;
+        request_bytes += p.bytes;
         pending.push_back(std::move(p));
+        requests.push_back(std::move(*request));
+        if (request_bytes >= send_run) {
+          co_await send_requests(requests);
+          request_bytes = 0;
+        }
       }
+      if (!requests.empty()) co_await send_requests(requests);
       if (pending.empty()) continue;
       wire::Message reply = co_await net::read_message(conn);
       progress_ = Clock::now();
@@ -82,6 +95,12 @@ class SmallRun {
       answered_ = true;
       finish(p, std::move(reply));
     }
+  }
+
+  awaitable<void> send_requests(std::vector<wire::Message>& requests) {
+    co_await net::send_messages(*link_.connection, requests);
+    progress_ = Clock::now();
+    requests.clear();
   }
 
   // Ends (and so ends the run) once nothing moved for `deadline`; quietly when cancelled.
@@ -233,6 +252,9 @@ class SmallRun {
     if (!target_) target_.emplace(target_directory(opt_.local_root));
     return *target_;
   }
+
+  // Requests go out in writes of about this many file bytes (the cork's run, net/corked_socket.hpp).
+  static constexpr std::size_t send_run = 256 * 1024;
 
   ControlLink& link_;
   const std::vector<SmallFile>& files_;
