@@ -96,7 +96,63 @@ struct RunningPuts {
     marks.emplace_back(id, std::move(owner));
   }
 };
+const std::string& path_of(const wire::Message& request) {
+  if (auto* put = std::get_if<wire::PutSmall>(&request)) return put->path;
+  return std::get<wire::GetSmall>(request).path;
+}
+
+// Each request's answer as it starts: the session's refusal, or an empty answer with the
+// request's id. Returns the requests to serve.
+std::vector<std::size_t> first_answers(const std::vector<wire::Message>& requests,
+                                       std::vector<std::optional<wire::Message>>& refusals,
+                                       std::vector<wire::Message>& answers) {
+  std::vector<std::size_t> served;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    if (refusals[i]) {
+      answers[i] = std::move(*refusals[i]);
+      continue;
+    }
+    served.push_back(i);
+    if (auto* put = std::get_if<wire::PutSmall>(&requests[i])) {
+      wire::PutSmallOk answer;
+      answer.id = put->id;
+      answers[i] = std::move(answer);
+    } else {
+      wire::GetSmallOk answer;
+      answer.id = std::get<wire::GetSmall>(requests[i]).id;
+      answers[i] = std::move(answer);
+    }
+  }
+  return served;
+}
 }  // namespace
+
+void TransferService::settle_small(net::Connection& conn, std::vector<wire::Message>& requests,
+                                   std::vector<wire::Message>& answers, const std::vector<std::optional<Error>>& failures,
+                                   const std::vector<std::size_t>& served, const Who& who, Clock::time_point start) {
+  for (std::size_t i : served) {
+    const auto& failure = failures[i];
+    if (auto* put = std::get_if<wire::PutSmall>(&requests[i])) {
+      auto& answer = std::get<wire::PutSmallOk>(answers[i]);
+      account_small(conn, true, put->path, put->id, put->checksum, who, start, put->data.size(), answer.value, failure);
+      if (failure) {
+        answer.code = static_cast<std::uint16_t>(failure->code());
+        answer.message = failure->what();
+      }
+      continue;
+    }
+    auto& get = std::get<wire::GetSmall>(requests[i]);
+    auto& answer = std::get<wire::GetSmallOk>(answers[i]);
+    if (failure) {
+      answer = wire::GetSmallOk{};
+      answer.id = get.id;
+      answer.code = static_cast<std::uint16_t>(failure->code());
+      answer.message = failure->what();
+    }
+    if (!answer.too_large)
+      account_small(conn, false, get.path, get.id, get.checksum, who, start, answer.size, answer.value, failure);
+  }
+}
 
 net::awaitable<std::vector<wire::Message>> TransferService::small_files(
     std::shared_ptr<net::Connection> control, std::vector<wire::Message>& requests,
@@ -108,32 +164,12 @@ net::awaitable<std::vector<wire::Message>> TransferService::small_files(
   metrics_.small_batches.fetch_add(1, std::memory_order_relaxed);
   std::vector<wire::Message> answers(n);
   std::vector<std::optional<Error>> failures(n);
-  std::vector<std::size_t> served;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (refusals[i]) {
-      answers[i] = std::move(*refusals[i]);
-    } else {
-      served.push_back(i);
-      if (auto* put = std::get_if<wire::PutSmall>(&requests[i])) {
-        wire::PutSmallOk answer;
-        answer.id = put->id;
-        answers[i] = std::move(answer);
-      } else {
-        wire::GetSmallOk answer;
-        answer.id = std::get<wire::GetSmall>(requests[i]).id;
-        answers[i] = std::move(answer);
-      }
-    }
-  }
+  const std::vector<std::size_t> served = first_answers(requests, refusals, answers);
   if (served.empty()) co_return answers;
-  auto path_of = [&](std::size_t i) -> const std::string& {
-    if (auto* put = std::get_if<wire::PutSmall>(&requests[i])) return put->path;
-    return std::get<wire::GetSmall>(requests[i]).path;
-  };
   std::optional<Error> refused;
   std::unique_ptr<Admission::Slot> slot;
   try {
-    slot = co_await admit_small(control, path_of(served.front()));  // one slot: a connection's requests run one after the other
+    slot = co_await admit_small(control, path_of(requests[served.front()]));  // one slot: a connection's requests run one after the other
   } catch (const Error& e) {
     refused = e;
   }
@@ -151,7 +187,7 @@ net::awaitable<std::vector<wire::Message>> TransferService::small_files(
         running.add(put->transfer_id, owner_of(who, put->path));
         inline_reads = false;
       } else {
-        if (auto cached = FileSource::open_if_cached(root_, path_of(i))) sources[i].emplace(std::move(*cached));
+        if (auto cached = FileSource::open_if_cached(root_, path_of(requests[i]))) sources[i].emplace(std::move(*cached));
         else inline_reads = false;
       }
     }
@@ -165,35 +201,14 @@ net::awaitable<std::vector<wire::Message>> TransferService::small_files(
         } catch (const Error& e) {
           failures[i] = e;
         } catch (const std::exception& e) {
-          failures[i] = Error(Errc::internal, path_of(i) + ": " + e.what());
+          failures[i] = Error(Errc::internal, path_of(requests[i]) + ": " + e.what());
         }
       }
     };
     if (inline_reads) work();
     else co_await blocking_.run(work);
   }
-  for (std::size_t i : served) {
-    const auto& failure = failures[i];
-    if (auto* put = std::get_if<wire::PutSmall>(&requests[i])) {
-      auto& answer = std::get<wire::PutSmallOk>(answers[i]);
-      account_small(*control, true, put->path, put->id, put->checksum, who, start, put->data.size(), answer.value, failure);
-      if (failure) {
-        answer.code = static_cast<std::uint16_t>(failure->code());
-        answer.message = failure->what();
-      }
-      continue;
-    }
-    auto& get = std::get<wire::GetSmall>(requests[i]);
-    auto& answer = std::get<wire::GetSmallOk>(answers[i]);
-    if (failure) {
-      answer = wire::GetSmallOk{};
-      answer.id = get.id;
-      answer.code = static_cast<std::uint16_t>(failure->code());
-      answer.message = failure->what();
-    }
-    if (!answer.too_large)
-      account_small(*control, false, get.path, get.id, get.checksum, who, start, answer.size, answer.value, failure);
-  }
+  settle_small(*control, requests, answers, failures, served, who, start);
   co_return answers;
 }
 

@@ -84,6 +84,10 @@ class TransferService {
   // recorded; a get read (from `source` when the session opened it already) and digested.
   void store_small(wire::PutSmall& m, const std::string& owner, wire::PutSmallOk& answer);
   void load_small(wire::GetSmall& m, std::optional<FileSource>& source, wire::GetSmallOk& answer);
+  // A batch's served files ended: their accounting lines, and failures into their answers.
+  void settle_small(net::Connection& conn, std::vector<wire::Message>& requests, std::vector<wire::Message>& answers,
+                    const std::vector<std::optional<Error>>& failures, const std::vector<std::size_t>& served,
+                    const Who& who, Clock::time_point start);
   // The accounting line and metrics of a small file that ended.
   void account_small(net::Connection& conn, bool put, const std::string& path, std::uint32_t id, std::uint8_t checksum,
                      const Who& who, Clock::time_point start, std::uint64_t bytes, const std::string& value,
