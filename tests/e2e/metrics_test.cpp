@@ -10,27 +10,8 @@
 namespace pxfer::e2e {
 namespace {
 
-// stdout of a shell command ("" when it fails).
-std::string capture(const std::string& command) {
-  std::string out;
-  if (FILE* p = ::popen(command.c_str(), "r")) {
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    ::pclose(p);
-  }
-  return out;
-}
-
-// The value of sample `name` (with its labels) in a scrape, or -1.
-long long sample(const std::string& scrape, const std::string& name) {
-  auto pos = scrape.find("\n" + name + " ");
-  if (pos == std::string::npos) return -1;
-  return std::stoll(scrape.substr(pos + name.size() + 2));
-}
-
 TEST(Metrics, PrometheusEndpointCountsTransfersAndFailures) {
-  if (capture("command -v curl").empty()) GTEST_SKIP() << "curl not installed";
+  if (capture_shell("command -v curl").empty()) GTEST_SKIP() << "curl not installed";
   TempDir dir;
   std::string root = dir.subdir("root"), local = dir.subdir("local"), etc = dir.subdir("etc");
   std::string big = local + "/big.bin";
@@ -46,18 +27,18 @@ TEST(Metrics, PrometheusEndpointCountsTransfersAndFailures) {
 
   ChildProcess put = start_pxfer({"put", big, server.url("big.bin"), "--token-file", etc + "/alice.token"});
   std::string during;
-  for (int i = 0; i < 100 && sample(during, "pxferd_transfers_active") != 1; ++i) {
+  for (int i = 0; i < 100 && metric_sample(during, "pxferd_transfers_active") != 1; ++i) {
     std::this_thread::sleep_for(50ms);
-    during = "\n" + capture("curl -sf " + url);
+    during = "\n" + capture_shell("curl -sf " + url);
   }
-  EXPECT_EQ(sample(during, "pxferd_transfers_active"), 1) << during;
+  EXPECT_EQ(metric_sample(during, "pxferd_transfers_active"), 1) << during;
   // The running transfer's bytes move while it runs (the slow disk makes it last about 2 s).
   long long first = -1, later = -1;
   for (int i = 0; i < 100 && (first <= 0 || later <= first); ++i) {
-    std::string now = "\n" + capture("curl -sf " + url);
-    if (sample(now, "pxferd_transfers_running") != 1) break;
-    (first <= 0 ? first : later) = sample(now, "pxferd_running_bytes");
-    EXPECT_GE(sample(now, "pxferd_running_streams"), 1) << now;
+    std::string now = "\n" + capture_shell("curl -sf " + url);
+    if (metric_sample(now, "pxferd_transfers_running") != 1) break;
+    (first <= 0 ? first : later) = metric_sample(now, "pxferd_running_bytes");
+    EXPECT_GE(metric_sample(now, "pxferd_running_streams"), 1) << now;
     std::this_thread::sleep_for(100ms);
   }
   EXPECT_GT(first, 0) << "pxferd_running_bytes never rose above 0 during the put";
@@ -67,19 +48,19 @@ TEST(Metrics, PrometheusEndpointCountsTransfersAndFailures) {
   RunResult refused = run_pxfer("put", big, server.url("x.bin"), "--token-file", etc + "/wrong.token");
   EXPECT_EQ(refused.exit_code, 4) << refused.err;
 
-  std::string after = "\n" + capture("curl -sf " + url);
-  EXPECT_EQ(sample(after, "pxferd_transfers_active"), 0) << after;
-  EXPECT_EQ(sample(after, "pxferd_transfers_queued"), 0) << after;
-  EXPECT_EQ(sample(after, "pxferd_transfers_total{direction=\"put\",result=\"ok\"}"), 1) << after;
-  EXPECT_EQ(sample(after, "pxferd_bytes_total{direction=\"put\"}"), static_cast<long long>(16 * MiB)) << after;
-  EXPECT_EQ(sample(after, "pxferd_auth_failures_total"), 1) << after;
-  EXPECT_EQ(sample(after, "pxferd_bytes_by_identity_total{identity=\"alice\",direction=\"put\"}"),
+  std::string after = "\n" + capture_shell("curl -sf " + url);
+  EXPECT_EQ(metric_sample(after, "pxferd_transfers_active"), 0) << after;
+  EXPECT_EQ(metric_sample(after, "pxferd_transfers_queued"), 0) << after;
+  EXPECT_EQ(metric_sample(after, "pxferd_transfers_total{direction=\"put\",result=\"ok\"}"), 1) << after;
+  EXPECT_EQ(metric_sample(after, "pxferd_bytes_total{direction=\"put\"}"), static_cast<long long>(16 * MiB)) << after;
+  EXPECT_EQ(metric_sample(after, "pxferd_auth_failures_total"), 1) << after;
+  EXPECT_EQ(metric_sample(after, "pxferd_bytes_by_identity_total{identity=\"alice\",direction=\"put\"}"),
             static_cast<long long>(16 * MiB)) << after;
-  EXPECT_EQ(sample(after, "pxferd_transfers_running"), 0) << after;
-  EXPECT_EQ(sample(after, "pxferd_checksum_failures_total"), 0) << after;
-  EXPECT_EQ(sample(after, "pxferd_draining"), 0) << after;
+  EXPECT_EQ(metric_sample(after, "pxferd_transfers_running"), 0) << after;
+  EXPECT_EQ(metric_sample(after, "pxferd_checksum_failures_total"), 0) << after;
+  EXPECT_EQ(metric_sample(after, "pxferd_draining"), 0) << after;
   EXPECT_NE(after.find("pxferd_build_info{version=\""), std::string::npos) << after;
-  EXPECT_EQ(capture("curl -s -o /dev/null -w '%{http_code}' http://" + m[1].str() + "/other"), "404");
+  EXPECT_EQ(capture_shell("curl -s -o /dev/null -w '%{http_code}' http://" + m[1].str() + "/other"), "404");
 }
 
 }  // namespace

@@ -59,25 +59,6 @@ std::pair<std::size_t, std::size_t> small_and_streamed(const std::string& log, c
   return {small, streamed};
 }
 
-// stdout of a shell command ("" when it fails).
-std::string capture_command(const std::string& command) {
-  std::string out;
-  if (FILE* p = ::popen(command.c_str(), "r")) {
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    ::pclose(p);
-  }
-  return out;
-}
-
-// The value of sample `name` in a Prometheus scrape, or -1.
-long long metric_sample(const std::string& scrape, const std::string& name) {
-  auto pos = scrape.find("\n" + name + " ");
-  if (pos == std::string::npos) return -1;
-  return std::stoll(scrape.substr(pos + name.size() + 2));
-}
-
 class SmallFiles : public ::testing::Test {
  protected:
   TempDir dir;
@@ -192,7 +173,7 @@ TEST_F(SmallFiles, RequestsReadTogetherAreServedInOneBatchWithEachAnswerInItsPla
   std::smatch m;
   std::string log = server.log();
   ASSERT_TRUE(std::regex_search(log, m, std::regex("metrics on http://(127\\.0\\.0\\.1:[0-9]+)/metrics"))) << log;
-  std::string scrape = "\n" + capture_command("curl -sf http://" + m[1].str() + "/metrics");
+  std::string scrape = "\n" + capture_shell("curl -sf http://" + m[1].str() + "/metrics");
   const long long served = metric_sample(scrape, "pxferd_small_files_total");
   const long long batches = metric_sample(scrape, "pxferd_small_file_batches_total");
   EXPECT_EQ(served, 60) << scrape;

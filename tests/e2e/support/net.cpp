@@ -1,4 +1,5 @@
 #include "support/net.hpp"
+#include "support/process.hpp"
 
 #include <arpa/inet.h>
 #include <net/if.h>
@@ -89,13 +90,7 @@ std::uint16_t port_of(const std::string& address) {
 std::vector<SocketState> established_sockets(std::uint16_t port) {
   const std::string p = std::to_string(port);
   const std::string command = "ss -tinmH state established '( sport = :" + p + " or dport = :" + p + " )' 2>/dev/null";
-  std::string text;
-  if (FILE* f = ::popen(command.c_str(), "r")) {
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-    ::pclose(f);
-  }
+  const std::string text = capture_shell(command);
   static const std::regex wscale(R"(wscale:(\d+),(\d+))");
   static const std::regex skmem(R"(skmem:\(r\d+,rb(\d+),t\d+,tb(\d+))");
   static const std::set<std::string> flags{"ts", "sack", "ecn", "ecnseen", "fastopen", "cong_alg"};

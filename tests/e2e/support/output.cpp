@@ -47,4 +47,11 @@ std::size_t count_lines_containing(const std::string& text, const std::string& n
   return n;
 }
 
+long long metric_sample(const std::string& scrape, const std::string& name) {
+  const std::string text = "\n" + scrape;
+  auto pos = text.find("\n" + name + " ");
+  if (pos == std::string::npos) return -1;
+  return std::stoll(text.substr(pos + name.size() + 2));
+}
+
 }  // namespace pxfer::e2e

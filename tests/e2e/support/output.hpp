@@ -18,5 +18,7 @@ std::optional<std::string> line_starting_with(const std::string& text, const std
 std::optional<std::string> printed_checksum(const std::string& out, const std::string& name);
 // Number of lines of `text` containing `needle`.
 std::size_t count_lines_containing(const std::string& text, const std::string& needle);
+// The value of sample `name` (with its labels) in a Prometheus scrape, or -1.
+long long metric_sample(const std::string& scrape, const std::string& name);
 
 }  // namespace pxfer::e2e

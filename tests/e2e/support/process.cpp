@@ -1,3 +1,4 @@
+#include <cstdio>
 #include "support/process.hpp"
 
 #include <fcntl.h>
@@ -372,6 +373,17 @@ ServerProcess::StopResult ServerProcess::stop(std::chrono::milliseconds grace) {
   r.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
   stopped_ = r;
   return r;
+}
+
+std::string capture_shell(const std::string& command) {
+  std::string out;
+  if (FILE* p = ::popen(command.c_str(), "r")) {
+    char buf[4096];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    ::pclose(p);
+  }
+  return out;
 }
 
 }  // namespace pxfer::e2e

@@ -22,6 +22,8 @@ std::string binary_path(const std::string& name);
 
 // Exit status as a shell reports it: the exit code, or 128 + signal number.
 int decode_wait_status(int status);
+// stdout of a shell command (`sh -c`), "" when it cannot run.
+std::string capture_shell(const std::string& command);
 
 // One running child. stdout and stderr go either to pipes (read with pump()/wait(), available in
 // out()/err()) or to files.
