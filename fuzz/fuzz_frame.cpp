@@ -31,11 +31,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   Message message;
   DecodeStatus status = decode_message(header, payload, message);
+  // The decoder that takes its payload (a final byte string moved, not copied) agrees with it.
+  Message taken;
+  DecodeStatus taken_status = payload.size() < header.length
+                                  ? DecodeStatus::truncated
+                                  : decode_message(header, std::vector<std::uint8_t>(payload.begin(), payload.begin() + header.length), taken);
+  if (taken_status != status) std::abort();
+  if (status == DecodeStatus::ok && encode(taken) != encode(message)) std::abort();
   if (status != DecodeStatus::ok) {
     (void)to_string(status);
     return 0;
   }
   if (type_of(message) != header.type) std::abort();
+
   (void)type_name(header.type);
   std::vector<std::uint8_t> again;
   try {

@@ -29,7 +29,7 @@ awaitable<wire::Message> read_payload(Connection& conn, const wire::FrameHeader&
   std::vector<std::uint8_t> payload(header.length);
   co_await conn.read_exact(payload);
   wire::Message message;
-  auto status = wire::decode_message(header, payload, message);
+  auto status = wire::decode_message(header, std::move(payload), message);  // a small file's bytes: not copied
   if (status != wire::DecodeStatus::ok)
     throw Error(Errc::protocol, std::string("bad ") + wire::type_name(header.type) + " frame from " + conn.peer() +
                                     ": " + wire::to_string(status));

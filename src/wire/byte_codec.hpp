@@ -57,13 +57,26 @@ class Reader {
     pos_ += n;
     return s;
   }
-  // Reads a u32-prefixed byte string, refusing lengths over `limit` before allocating.
+  // Reads a u32-prefixed byte string, refusing lengths over `limit` before allocating. A blob
+  // that ends the input of a Reader given its input's vector (take_from) takes that vector and
+  // drops the bytes before it: a small file's data is not copied into a second buffer.
   void blob(std::vector<std::uint8_t>& out, std::size_t limit) {
     std::uint32_t n = u32();
     if (!truncated_ && n > limit) too_long_ = true;
     if (too_long_ || !need(n)) return;
+    if (source_ && pos_ + n == in_.size()) {
+      out = std::move(*source_);
+      source_ = nullptr;  // in_ still points into `out`, whose front is dropped: nothing is read after this
+      out.erase(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(pos_));
+      pos_ += n;
+      return;
+    }
     out.assign(in_.begin() + static_cast<std::ptrdiff_t>(pos_), in_.begin() + static_cast<std::ptrdiff_t>(pos_ + n));
     pos_ += n;
+  }
+  // `v` holds exactly this Reader's input; a final blob may take it (blob above).
+  void take_from(std::vector<std::uint8_t>& v) {
+    if (v.data() == in_.data() && v.size() == in_.size()) source_ = &v;
   }
   // For a count field over its limit: the message is refused as too long.
   void mark_too_long() { too_long_ = true; }
@@ -87,6 +100,7 @@ class Reader {
     return v;
   }
   std::span<const std::uint8_t> in_;
+  std::vector<std::uint8_t>* source_ = nullptr;
   std::size_t pos_ = 0;
   bool truncated_ = false;
   bool too_long_ = false;

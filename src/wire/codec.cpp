@@ -23,9 +23,10 @@ void put_header(std::uint8_t* out, FrameType type, std::uint32_t length) {
 }
 
 template <class M>
-DecodeStatus decode_as(std::span<const std::uint8_t> payload, Message& out) {
+DecodeStatus decode_as(std::span<const std::uint8_t> payload, Message& out, std::vector<std::uint8_t>* source) {
   M m{};
   Decode io{Reader(payload)};
+  if (source) io.r.take_from(*source);
   fields(io, m);
   if (io.r.too_long()) return DecodeStatus::too_long;
   if (io.r.truncated()) return DecodeStatus::truncated;
@@ -99,7 +100,9 @@ DecodeStatus decode_header(std::span<const std::uint8_t> bytes, FrameHeader& out
   return DecodeStatus::ok;
 }
 
-DecodeStatus decode_message(const FrameHeader& header, std::span<const std::uint8_t> payload, Message& out) {
+namespace {
+DecodeStatus decode_frame(const FrameHeader& header, std::span<const std::uint8_t> payload, Message& out,
+                          std::vector<std::uint8_t>* source) {
   if (payload.size() < header.length) return DecodeStatus::truncated;
   payload = payload.first(header.length);
   if (header.type == FrameType::hello) {
@@ -111,10 +114,20 @@ DecodeStatus decode_message(const FrameHeader& header, std::span<const std::uint
   DecodeStatus st = DecodeStatus::unknown_type;
   traits::with_message_type(header.type, [&](auto m) {
     using M = decltype(m);
-    st = decode_as<M>(payload, out);
+    st = decode_as<M>(payload, out, source);
     if (st == DecodeStatus::ok && !valid(std::get<M>(out))) st = DecodeStatus::bad_field;
   });
   return st;
+}
+}  // namespace
+
+DecodeStatus decode_message(const FrameHeader& header, std::span<const std::uint8_t> payload, Message& out) {
+  return decode_frame(header, payload, out, nullptr);
+}
+
+DecodeStatus decode_message(const FrameHeader& header, std::vector<std::uint8_t>&& payload, Message& out) {
+  // Only a payload of exactly the frame's length may be taken (the blob must end the frame).
+  return decode_frame(header, payload, out, payload.size() == header.length ? &payload : nullptr);
 }
 
 FrameType type_of(const Message& message) noexcept {

@@ -456,6 +456,9 @@ std::uint32_t max_payload(FrameType type) noexcept;
 DecodeStatus decode_header(std::span<const std::uint8_t> bytes, FrameHeader& out) noexcept;
 // Payload of a non-block frame.
 DecodeStatus decode_message(const FrameHeader& header, std::span<const std::uint8_t> payload, Message& out);
+// The same, for a payload of exactly header.length bytes that the caller gives up: a byte string
+// that ends the frame (a small file's data) takes the vector instead of being copied out of it.
+DecodeStatus decode_message(const FrameHeader& header, std::vector<std::uint8_t>&& payload, Message& out);
 // The first block_header_size bytes of a block frame's payload.
 DecodeStatus decode_block_header(const FrameHeader& header, std::span<const std::uint8_t> payload,
                                  BlockHeader& out) noexcept;
