@@ -56,8 +56,9 @@ awaitable<std::optional<wire::Message>> read_message_within(Connection& conn, st
   co_return co_await first_of(read_message(conn), sleep_for(timeout));
 }
 
-awaitable<void> send_message(Connection& conn, const wire::Message& message) {
-  auto bytes = wire::encode(message);
+namespace {
+// One writer at a time on a connection (the write gate), so frames are never interleaved.
+awaitable<void> write_gated(Connection& conn, std::span<const std::uint8_t> bytes) {
   co_await conn.write_gate().acquire();
   struct Release {
     WriteGate& gate;
@@ -65,24 +66,26 @@ awaitable<void> send_message(Connection& conn, const wire::Message& message) {
   } release{conn.write_gate()};
   co_await conn.write_all(bytes);
 }
+}  // namespace
+
+awaitable<void> send_message(Connection& conn, const wire::Message& message) {
+  auto bytes = wire::encode(message);
+  co_await write_gated(conn, bytes);
+}
 
 awaitable<void> send_messages(Connection& conn, const std::vector<wire::Message>& messages) {
-  co_await conn.write_gate().acquire();
-  struct Release {
-    WriteGate& gate;
-    ~Release() { gate.release(); }
-  } release{conn.write_gate()};
   // Written in runs of about 256 KiB: many short answers leave in one write, and a run of large
-  // ones is never copied whole into one buffer.
+  // ones is never copied whole into one buffer. Each run takes the gate on its own: the frames
+  // of one call go out in order, and another writer's frame may only fall between whole frames.
   constexpr std::size_t run = 256 * 1024;
   std::vector<std::uint8_t> bytes;
   for (const auto& m : messages) {
     wire::encode_append(m, bytes);
     if (bytes.size() < run) continue;
-    co_await conn.write_all(bytes);
+    co_await write_gated(conn, bytes);
     bytes.clear();
   }
-  if (!bytes.empty()) co_await conn.write_all(bytes);
+  if (!bytes.empty()) co_await write_gated(conn, bytes);
 }
 
 awaitable<void> send_error_quietly(Connection& conn, const Error& error) {
