@@ -81,9 +81,9 @@ MacKey hmac_sha256(const MacKey& key, std::initializer_list<std::span<const std:
 }
 
 AttachProof attach_proof(const MacKey& transfer_key, std::span<const std::uint8_t> token, std::uint16_t stream,
-                         const AttachNonce& nonce) {
+                         const AttachNonce& nonce, std::span<const std::uint8_t> binding) {
   auto index = be16(stream);
-  return hmac_sha256(transfer_key, {text("pxfer attach"), token, index, nonce});
+  return hmac_sha256(transfer_key, {text("pxfer attach"), token, index, nonce, binding});
 }
 
 MacKey stream_block_key(const MacKey& transfer_key, std::uint16_t stream, const AttachNonce& nonce) {
@@ -132,6 +132,10 @@ MacKey BlockMac::one_time_key(const MacKey& stream_key, std::uint64_t sequence) 
 }
 
 void BlockMac::begin(std::span<const std::uint8_t> headers) {
+  if (by_tls()) {
+    ++sequence_;
+    return;
+  }
   // one_time_key(the connection key, sequence_), on the HMAC context keyed in the constructor.
   auto* hmac = static_cast<EVP_MAC_CTX*>(hmac_);
   const auto label = text("pxfer poly1305");
@@ -151,12 +155,13 @@ void BlockMac::begin(std::span<const std::uint8_t> headers) {
 }
 
 void BlockMac::update(std::span<const std::uint8_t> chunk) {
-  if (!chunk.empty() && EVP_MAC_update(static_cast<EVP_MAC_CTX*>(ctx_), chunk.data(), chunk.size()) != 1)
+  if (!chunk.empty() && !by_tls() && EVP_MAC_update(static_cast<EVP_MAC_CTX*>(ctx_), chunk.data(), chunk.size()) != 1)
     crypto_failed("authenticate a block");
 }
 
 BlockTag BlockMac::finish() {
   BlockTag tag{};
+  if (by_tls()) return tag;
   std::size_t n = 0;
   if (EVP_MAC_final(static_cast<EVP_MAC_CTX*>(ctx_), tag.data(), &n, tag.size()) != 1 || n != tag.size())
     crypto_failed("finish a block MAC");

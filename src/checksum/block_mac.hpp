@@ -14,6 +14,14 @@
 //              block headers and 8 zero bytes, then the payload as it crosses the wire.
 // Every ATTACH gets a fresh server nonce, so every data connection has its own key, and the
 // sequence number never repeats on a connection: a Poly1305 key is never used twice.
+//
+// A connection under TLS, when both ends offered cap_tls_bound_streams (wire.hpp):
+//   binding  = TLS-Exporter of that data connection ("EXPORTER-pxfer-stream", context = token)
+//   proof    = HMAC-SHA256(K, "pxfer attach" | token | u16 stream | server nonce | binding)
+//   tag      = 16 zero bytes: TLS's AEAD already authenticates every byte of the connection, and the
+//              binding proves that the two ends of this TLS channel are the two ends of the
+//              control connection (a relay that terminates TLS has another exporter), so a
+//              Poly1305 per block would only repeat it (docs/security.md).
 #include <array>
 #include <cstdint>
 #include <initializer_list>
@@ -32,12 +40,16 @@ inline constexpr std::size_t block_tag_size = 16;
 using BlockTag = std::array<std::uint8_t, block_tag_size>;
 // The TLS exporter label (RFC 8446 7.5); the context is the transfer's session token.
 inline constexpr std::string_view data_exporter_label = "EXPORTER-pxfer-data";
+// The exporter label of a data connection's own TLS channel (its binding); same context.
+inline constexpr std::string_view stream_exporter_label = "EXPORTER-pxfer-stream";
 
 // HMAC-SHA256 of the concatenated parts under `key`.
 MacKey hmac_sha256(const MacKey& key, std::initializer_list<std::span<const std::uint8_t>> parts);
 // What a data connection sends to prove it belongs to the transfer whose key is `transfer_key`.
+// `binding`: the data connection's exporter when it runs under TLS with cap_tls_bound_streams,
+// else empty.
 AttachProof attach_proof(const MacKey& transfer_key, std::span<const std::uint8_t> token, std::uint16_t stream,
-                         const AttachNonce& nonce);
+                         const AttachNonce& nonce, std::span<const std::uint8_t> binding = {});
 // The key of the blocks on one data connection (stream index and the nonce of its ATTACH).
 MacKey stream_block_key(const MacKey& transfer_key, std::uint16_t stream, const AttachNonce& nonce);
 // The key of the blocks of a transfer that moves on its control connection.
@@ -54,6 +66,10 @@ AttachNonce random_nonce();
 class BlockMac {
  public:
   explicit BlockMac(const MacKey& key);
+  // On a connection whose TLS authenticates the blocks (cap_tls_bound_streams): the tag is 16 zero
+  // bytes, and verify() accepts only those; begin() still counts the blocks.
+  struct ByTls {};
+  explicit BlockMac(ByTls) {}
   ~BlockMac();
   BlockMac(const BlockMac&) = delete;
   BlockMac& operator=(const BlockMac&) = delete;
@@ -63,6 +79,7 @@ class BlockMac {
   BlockTag finish();
   bool verify(const BlockTag& received);
   std::uint64_t blocks() const { return sequence_; }
+  bool by_tls() const { return ctx_ == nullptr; }
   // The one-time Poly1305 key of block `sequence` under a connection's key.
   static MacKey one_time_key(const MacKey& stream_key, std::uint64_t sequence);
 

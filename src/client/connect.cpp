@@ -118,14 +118,15 @@ awaitable<tcp::socket> connect_socket(asio::any_io_executor ex, const tcp::resol
   throw Error(Errc::network, connect_error_text(authority, last));
 }
 
-std::string describe_protection(const net::Connection& control, bool encrypt) {
+std::string describe_protection(const net::Connection& control, bool encrypt, bool tls_bound) {
   std::string text = "control " + control.protection() + ", data ";
   // Every block carries a Poly1305 tag keyed from the control connection's TLS session (issue 11).
   if (!encrypt) return text + "authenticated (Poly1305 per block, not encrypted)";
   std::string p = control.protection();
   if (!p.empty() && p.back() == ')') p.pop_back();
   return "control " + control.protection() + ", data encrypted " + p +
-         (net::kernel_tls_available() ? ", OpenSSL user space)" : ", OpenSSL user space: no kernel TLS)");
+         (net::kernel_tls_available() ? ", OpenSSL user space" : ", OpenSSL user space: no kernel TLS") +
+         (tls_bound ? ", streams bound to the control session)" : ", Poly1305 per block too)");
 }
 
 std::string describe_small_protection(const net::Connection& control) {

@@ -72,7 +72,8 @@ net::awaitable<std::shared_ptr<net::Connection>> open_data_connection(net::tcp::
                                                                       const ControlLink& link);
 
 // "control TLS1.3 (...), data clear" for a summary.
-std::string describe_protection(const net::Connection& control, bool encrypt);
+// `tls_bound`: both ends offered cap_tls_bound_streams, so encrypted blocks carry no Poly1305.
+std::string describe_protection(const net::Connection& control, bool encrypt, bool tls_bound = false);
 // The same for a small file that moved inside the control connection's TLS (PUT_SMALL / GET_SMALL).
 std::string describe_small_protection(const net::Connection& control);
 

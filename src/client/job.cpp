@@ -208,7 +208,7 @@ void start_summary(Job& job, transfer::Transfer& t, const ControlLink& link, con
   s.streams = plan.settings.streams;
   s.block_size = ok.block_size;
   s.checksum = job.options.checksum;
-  s.protection = describe_protection(*link.connection, job.options.encrypt);
+  s.protection = describe_protection(*link.connection, job.options.encrypt, plan.settings.tls_bound_streams);
   s.identity = log_safe(link.auth.identity);  // the server chose it: shown, so escaped
   if (ok.has_admission) {
     s.server_load = ServerLoad{true, ok.active, ok.queued, ok.max_active};

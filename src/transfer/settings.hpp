@@ -27,6 +27,10 @@ struct Settings {
   // Both ends offered wire::cap_heartbeat: the receiver pings the control connection too, and the
   // sender takes a control connection silent for stall_timeout for a frozen peer or a dead path.
   bool control_heartbeats = false;
+  // Both ends offered wire::cap_tls_bound_streams: a connection under TLS (a data stream of
+  // --encrypt, bound to its transfer by its ATTACH_PROOF, or the control connection) carries
+  // blocks without a Poly1305 of their own, TLS's record MAC authenticating them already.
+  bool tls_bound_streams = false;
 };
 
 }  // namespace pxfer::transfer

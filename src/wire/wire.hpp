@@ -96,9 +96,14 @@ enum Capability : std::uint64_t {
   cap_namespace = 1u << 4,   // the server answers STAT, RENAME, REMOVE_TREE, LIST_CHILDREN (pxfer stat/mv/rm -r/ls)
   cap_tpc = 1u << 5,         // the server answers TPC_GRANT_REQUEST and TPC_START (third-party copy)
   cap_small_files = 1u << 6,  // the server answers PUT_SMALL and GET_SMALL (many small files pipelined)
+  // A data stream under TLS binds its ATTACH_PROOF to its own TLS channel (an exporter of that
+  // connection), and its blocks then rely on TLS's AEAD alone: their tag is 16 zero bytes
+  // instead of a Poly1305 (block_mac.hpp). Clear streams keep the per-block MAC.
+  cap_tls_bound_streams = 1u << 7,
 };
 inline constexpr std::uint64_t our_capabilities =
-    cap_block_acks | cap_admission | cap_on_control | cap_heartbeat | cap_namespace | cap_tpc | cap_small_files;
+    cap_block_acks | cap_admission | cap_on_control | cap_heartbeat | cap_namespace | cap_tpc | cap_small_files |
+    cap_tls_bound_streams;
 
 enum class Direction : std::uint8_t { put = 1, get = 2 };
 enum OpenFlags : std::uint32_t {

@@ -69,6 +69,16 @@ TEST_F(ThirdPartyCopy, PullIsByteExactAndReportsRates) {
   EXPECT_NE(b.log().find("third-party copy pull"), std::string::npos) << b.log();
 }
 
+// --encrypt between two servers: the connecting server's data streams run TLS bound to the
+// transfer (cap_tls_bound_streams) and carry no Poly1305; both ends must agree on that.
+TEST_F(ThirdPartyCopy, EncryptedPullIsByteExact) {
+  ServerProcess a(root_a);
+  ServerProcess b(root_b, "127.0.0.1:0", allow_loopback);
+  RunResult r = run_pxfer("cp", a.url("x.bin"), b.url("z.bin"), "--streams", "3", "--encrypt");
+  ASSERT_EQ(r.exit_code, 0) << r.err << "\nA:\n" << a.log() << "\nB:\n" << b.log();
+  EXPECT_TRUE(files_equal(root_a + "/x.bin", root_b + "/z.bin"));
+}
+
 // The JSON lines, by event (the last of each).
 std::map<std::string, nlohmann::json> events_of(const std::string& out) {
   std::map<std::string, nlohmann::json> events;

@@ -149,6 +149,37 @@ TEST(AttachProof, DependsOnKeyTokenStreamAndNonce) {
   EXPECT_FALSE(equal_constant_time(p, std::span(p).first(31)));
 }
 
+TEST(AttachProof, ABindingToTheStreamsTlsChannelChangesTheProofAndNoneKeepsTheOldOne) {
+  const MacKey k = key_of(5);
+  Bytes token = test::random_bytes(16, 9);
+  const AttachNonce nonce = random_nonce();
+  const Bytes channel_a = test::random_bytes(32, 10), channel_b = test::random_bytes(32, 11);
+  const AttachProof unbound = attach_proof(k, token, 2, nonce);
+  EXPECT_EQ(unbound, attach_proof(k, token, 2, nonce, {}));  // what a peer without the capability sends
+  EXPECT_NE(unbound, attach_proof(k, token, 2, nonce, channel_a));
+  // A proof relayed from one TLS channel into another does not verify there.
+  EXPECT_NE(attach_proof(k, token, 2, nonce, channel_a), attach_proof(k, token, 2, nonce, channel_b));
+  EXPECT_EQ(attach_proof(k, token, 2, nonce, channel_a), attach_proof(k, token, 2, nonce, channel_a));
+}
+
+TEST(BlockMac, OnATlsBoundConnectionTheTagIsZeroAndNothingElseVerifies) {
+  BlockMac mac{BlockMac::ByTls{}};
+  EXPECT_TRUE(mac.by_tls());
+  const Bytes headers = test::random_bytes(24, 12), payload = test::random_bytes(1000, 13);
+  mac.begin(headers);
+  mac.update(payload);
+  EXPECT_EQ(mac.finish(), BlockTag{});
+  mac.begin(headers);
+  mac.update(payload);
+  EXPECT_TRUE(mac.verify(BlockTag{}));
+  BlockTag forged{};
+  forged[15] = 1;
+  mac.begin(headers);
+  EXPECT_FALSE(mac.verify(forged));
+  EXPECT_EQ(mac.blocks(), 3u);
+  EXPECT_FALSE(BlockMac(key_of(6)).by_tls());
+}
+
 TEST(AttachProof, EveryConnectionHasItsOwnBlockKey) {
   const MacKey k = key_of(3);
   const AttachNonce n1 = random_nonce(), n2 = random_nonce();

@@ -110,6 +110,21 @@ TEST(Negotiate, TheServerRefusesOpenFlagsItDoesNotKnow) {
   EXPECT_NO_THROW(server_settings(open, ServerPolicy{}));
 }
 
+TEST(Negotiate, BlocksRelyOnTlsOnlyWhenBothEndsOfferedTlsBoundStreams) {
+  wire::Open open;
+  open.block_size = 1 << 20;
+  open.streams = 2;
+  wire::OpenOk ok;
+  ok.block_size = 1 << 20;
+  ok.size = 4u << 20;
+  // Both ends decide alike from the capabilities both confirmed; an older peer keeps Poly1305.
+  EXPECT_TRUE(server_settings(open, ServerPolicy{}, wire::our_capabilities).tls_bound_streams);
+  EXPECT_TRUE(client_plan(ClientOptions{}, open, ok, wire::our_capabilities).settings.tls_bound_streams);
+  const std::uint64_t older = wire::our_capabilities & ~std::uint64_t{wire::cap_tls_bound_streams};
+  EXPECT_FALSE(server_settings(open, ServerPolicy{}, older).tls_bound_streams);
+  EXPECT_FALSE(client_plan(ClientOptions{}, open, ok, older).settings.tls_bound_streams);
+}
+
 TEST(Negotiate, TheServerKeepsTheClientsStallTimeoutWithinBounds) {
   wire::Open open;
   open.block_size = 1 << 20;
