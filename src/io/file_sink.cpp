@@ -210,19 +210,14 @@ void FileSink::open_temporary() {
   }
 }
 
-// Reserving the space up front turns "disk full" into an error before any byte moves.
-// Except on tmpfs: there fallocate allocates and zeroes every page of the file before the first
-// byte arrives (about 2 s per GiB on these 2 cores, serial, while the streams wait), and the
-// writes then fill the same pages again; a first transfer to a fresh destination ran at a quarter
-// of the speed of a rewrite (docs/performance.md). On tmpfs the free space is checked instead and
-// the file only sized, so each page is allocated once, by the write that fills it.
+// Reserving the space up front turns "disk full" into an error before any byte moves, and a disk
+// that others fill during the transfer cannot fail it halfway (issue 16.2,
+// Leftovers.JournalSpaceReservedWithTheFile). Also on tmpfs, where fallocate zeroes every page up
+// front (0.35-0.7 s per GiB here, docs/performance.md sections 1 and 6): sizing the file with
+// ftruncate there instead, or reserving in steps ahead of the writes, was measured and taken back.
+// Where fallocate is not supported the file is only sized.
 void FileSink::preallocate() {
   if (size_ == 0) return;
-  // The whole file is reserved before the first byte moves, also on tmpfs where that zeroes every
-  // page up front (1.5 s for 2 GiB, docs/performance.md): a disk that others fill during the
-  // transfer must not fail it halfway (issue 16.2, Leftovers.JournalSpaceReservedWithTheFile).
-  // Sizing the file with ftruncate instead bought the tmpfs benchmark its first round and lost
-  // that guarantee, so it was taken back.
   int rc = ::posix_fallocate(fd_, 0, static_cast<off_t>(size_));
   if (rc == EOPNOTSUPP || rc == EINVAL) rc = ::ftruncate(fd_, static_cast<off_t>(size_)) == 0 ? 0 : errno;
   if (rc != 0) throw_io("cannot allocate " + std::to_string(size_) + " bytes for", path_, rc);
