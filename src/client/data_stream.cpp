@@ -9,7 +9,6 @@
 
 #include "net/frame_io.hpp"
 #include "net/race.hpp"
-#include "net/tls.hpp"
 #include "pxfer/retry.hpp"
 
 namespace pxfer {
@@ -49,13 +48,7 @@ net::awaitable<Attached> attach_stream(std::shared_ptr<transfer::Transfer> t, st
   };
   auto challenge = net::expect<wire::AttachChallenge>(co_await read_reply("ATTACH"), link->authority);
   const MacKey transfer_key = t->data_key();
-  // Bound to this connection's own TLS channel when its blocks will rely on TLS (block_mac.hpp).
-  std::array<std::uint8_t, 32> binding{};
-  const bool bound = t->settings().tls_bound_streams && conn->tls();
-  if (bound) binding = net::export_keying_material(*conn, std::string(stream_exporter_label), token);
-  wire::Message proof = wire::AttachProof{attach_proof(transfer_key, token, index, challenge.nonce,
-                                                       bound ? std::span<const std::uint8_t>(binding)
-                                                             : std::span<const std::uint8_t>())};
+  wire::Message proof = wire::AttachProof{t->attach_proof_on(*conn, token, index, challenge.nonce)};
   co_await net::send_message(*conn, proof);
   auto ok = net::expect<wire::AttachOk>(co_await read_reply("ATTACH_PROOF"), link->authority);
   stats.remote.requested = opt.window;

@@ -362,12 +362,7 @@ net::awaitable<void> TransferService::attach(std::shared_ptr<net::Connection> co
     co_await net::send_message(*conn, challenge);
     auto reply = co_await net::read_message_within(*conn, options_.hello_timeout);
     auto* proof = reply ? std::get_if<wire::AttachProof>(&*reply) : nullptr;
-    std::array<std::uint8_t, 32> binding{};
-    const bool bound = t->settings().tls_bound_streams && conn->tls();
-    if (bound) binding = net::export_keying_material(*conn, std::string(stream_exporter_label), attach.token);
-    const AttachProof expected = attach_proof(t->data_key(), attach.token, attach.stream, nonce,
-                                              bound ? std::span<const std::uint8_t>(binding) : std::span<const std::uint8_t>());
-    proven = proof && equal_constant_time(proof->mac, expected);
+    proven = proof && equal_constant_time(proof->mac, t->attach_proof_on(*conn, attach.token, attach.stream, nonce));
     if (!proven)
       spdlog::warn("client={} data stream {} refused: no valid proof of the transfer's key (an intruder, or a "
                    "client that is not the one that opened it)",

@@ -14,6 +14,7 @@
 
 #include "net/frame_io.hpp"
 #include "net/race.hpp"
+#include "net/tls.hpp"
 #include "pxfer/rate_meter.hpp"
 
 namespace pxfer::transfer {
@@ -147,6 +148,13 @@ void Transfer::set_data_key(const MacKey& key) {
 MacKey Transfer::data_key() const {
   std::lock_guard lock(mutex_);
   return data_key_;
+}
+
+AttachProof Transfer::attach_proof_on(const Connection& conn, const wire::Token& token, std::uint16_t stream,
+                                      const AttachNonce& nonce) const {
+  if (!blocks_by_tls(conn)) return attach_proof(data_key(), token, stream, nonce);
+  const auto binding = net::export_keying_material(conn, std::string(stream_exporter_label), token);
+  return attach_proof(data_key(), token, stream, nonce, binding);
 }
 
 bool Transfer::claim_stream(std::uint16_t index, std::shared_ptr<Connection> conn, std::string* why) {

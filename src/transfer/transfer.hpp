@@ -88,6 +88,13 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   // stream attaches): ATTACH proofs and block keys derive from it.
   void set_data_key(const MacKey& key);
   MacKey data_key() const;
+  // Whether blocks on `conn` rely on its TLS alone and carry a zero tag (cap_tls_bound_streams,
+  // checksum/block_mac.hpp): a TLS connection of a transfer whose two ends both offered it.
+  bool blocks_by_tls(const Connection& conn) const { return settings_.tls_bound_streams && conn.tls(); }
+  // The ATTACH_PROOF of data stream `stream` on `conn` for the server's `nonce` (both ends compute
+  // it): bound to the connection's own TLS channel when blocks_by_tls(conn).
+  AttachProof attach_proof_on(const Connection& conn, const wire::Token& token, std::uint16_t stream,
+                              const AttachNonce& nonce) const;
   // True once the transfer failed or every block is where it belongs: no stream is worth
   // reconnecting any more.
   bool over() const;

@@ -29,7 +29,7 @@ awaitable<void> Transfer::run_stream(std::shared_ptr<Connection> conn, std::uint
   // Under TLS with cap_tls_bound_streams the record layer authenticates the blocks, and the
   // connection is bound to the transfer (its ATTACH_PROOF, or it is the control connection the
   // key comes from): a Poly1305 per block would cost ~0.1 CPU s per GiB at each end for nothing.
-  if (settings_.tls_bound_streams && conn->tls())
+  if (blocks_by_tls(*conn))
     run.mac = std::make_unique<BlockMac>(BlockMac::ByTls{});
   else
     run.mac = std::make_unique<BlockMac>(block_key);
