@@ -19,6 +19,8 @@
 #   PXCMP_ENC_STREAMS=4       pxfer --encrypt streams
 #   PXCMP_WORKS="ceiling large small encrypt"     which work to run
 #   PXCMP_TOOLS="pxfer gridftp xrdcp xrdcp-tuned scp"  which tools (scp only in the encrypted work)
+#   PXCMP_WARM=1              touch and free the run's size in memory before each run (0: off;
+#                             this VM hands freed memory to its host: docs/performance.md section 12)
 #   PXCMP_OUT=bench/results/compare.md
 #   PXFER_BUILD_DIR=build     where pxfer and pxferd are built (Release)
 #   PXCMP_BIN_DIR=DIR         use DIR/pxfer and DIR/pxferd as they are, without building
@@ -88,7 +90,7 @@ meta=$(python3 -c 'import json, sys; print(json.dumps(dict(zip(sys.argv[1::2], s
   "pxfer" "git $rev, binaries from $bin_dir (Release)" \
   "congestion control" "$(ip netns exec "$ns" sysctl -n net.ipv4.tcp_congestion_control) (the namespace default, for every tool)" \
   "data" "/dev/shm (tmpfs) on both ends" \
-  "command" "PXCMP_ROUNDS=${PXCMP_ROUNDS:-3} PXCMP_LARGE=${PXCMP_LARGE:-2G} PXCMP_STREAMS=\"${PXCMP_STREAMS:-1 4 8}\" PXCMP_SMALL_COUNT=${PXCMP_SMALL_COUNT:-10000} PXCMP_SMALL_SIZE=${PXCMP_SMALL_SIZE:-64K} PXCMP_WORKS=\"${PXCMP_WORKS:-ceiling large small encrypt}\" bench/compare.sh")
+  "command" "PXCMP_ROUNDS=${PXCMP_ROUNDS:-3} PXCMP_LARGE=${PXCMP_LARGE:-2G} PXCMP_STREAMS=\"${PXCMP_STREAMS:-1 4 8}\" PXCMP_SMALL_COUNT=${PXCMP_SMALL_COUNT:-10000} PXCMP_SMALL_SIZE=${PXCMP_SMALL_SIZE:-64K} PXCMP_WORKS=\"${PXCMP_WORKS:-ceiling large small encrypt}\" PXCMP_WARM=${PXCMP_WARM:-1} bench/compare.sh")
 
 ip netns exec "$ns" setpriv --reuid "$user" --regid "$user" --clear-groups -- \
   env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin USER="$user" HOME="$work/home" \
@@ -98,6 +100,7 @@ ip netns exec "$ns" setpriv --reuid "$user" --regid "$user" --clear-groups -- \
   ${PXCMP_SMALL_SIZE:+PXCMP_SMALL_SIZE="$PXCMP_SMALL_SIZE"} ${PXCMP_SMALL_CONCURRENCY:+PXCMP_SMALL_CONCURRENCY="$PXCMP_SMALL_CONCURRENCY"} \
   ${PXCMP_ENC_STREAMS:+PXCMP_ENC_STREAMS="$PXCMP_ENC_STREAMS"} ${PXCMP_WORKS:+PXCMP_WORKS="$PXCMP_WORKS"} \
   ${PXCMP_TOOLS:+PXCMP_TOOLS="$PXCMP_TOOLS"} ${PXCMP_TIMEOUT:+PXCMP_TIMEOUT="$PXCMP_TIMEOUT"} ${PXCMP_REAP_WAIT:+PXCMP_REAP_WAIT="$PXCMP_REAP_WAIT"} \
+  ${PXCMP_WARM:+PXCMP_WARM="$PXCMP_WARM"} \
   python3 "$here/bench/compare_run.py" > "$work/compare.md" & runner=$!
 wait "$runner"
 runner=""

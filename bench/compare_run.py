@@ -11,6 +11,7 @@ Configuration comes from the environment (compare.sh documents the variables).""
 
 import filecmp
 import json
+import mmap
 import os
 import random
 import re
@@ -36,6 +37,12 @@ WORKS = E.get("PXCMP_WORKS", "ceiling large small encrypt").split()
 TOOLS = E.get("PXCMP_TOOLS", "pxfer gridftp xrdcp xrdcp-tuned scp").split()
 TIMEOUT = float(E.get("PXCMP_TIMEOUT", "900"))
 CHECK_ALL = E.get("PXCMP_CHECK_ALL", "0") == "1"  # compare contents every round, not only the first
+# Touch (and free) as much memory as the run will write, just before it starts: this VM's balloon
+# hands freed memory back to its host (free page reporting), and the first write to such a page
+# faults on the host, 0.5-2 s per 2 GiB written into /dev/shm, whichever tool meets it
+# (docs/performance.md section 12). Warmed, every tool writes into memory the guest holds, as on
+# real hardware. PXCMP_WARM=0 turns it off.
+WARM = E.get("PXCMP_WARM", "1") == "1"
 
 REAP_WAIT = float(E.get("PXCMP_REAP_WAIT", "0.3"))
 PORTS = {"pxfer": 7521, "gridftp": 2811, "xrootd": 1094, "iperf3": 5201, "ssh": 2222}
@@ -427,6 +434,14 @@ def server_of(tool):
             "xrdcp-tuned": "xrootd", "xrdcp-tls": "xrootd", "scp": "ssh", "iperf3": "iperf3"}[tool]
 
 
+def warm_memory(nbytes):
+    """Touches nbytes of anonymous memory, one byte a page, and gives it back (WARM above)."""
+    m = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    for off in range(0, nbytes, mmap.PAGESIZE):
+        m[off] = 1
+    m.close()
+
+
 def run_one(work, tool, rnd):
     argv = work.cmd(tool)
     if work.key.startswith("small"):
@@ -437,6 +452,8 @@ def run_one(work, tool, rnd):
         rm(dest)  # every tool writes a fresh destination, in every round
         if tool.startswith("xrdcp") and work.key.startswith("small"):
             os.makedirs(dest)  # xrdcp -r copies into an existing directory only
+    if WARM and tool != "iperf3":
+        warm_memory(work.bytes + (256 << 20))
     server = SERVERS[server_of(tool)][0].pid  # its reaper: the server and everything it forks
     reset_hwm(server)
     watcher = PeakWatcher(server)
@@ -735,6 +752,10 @@ def main():
                              "the ratios meaningful" if any(l > os.cpu_count() / 2 for l in before)
                              else "idle before the run (1-minute load below half the cores; the load after is the "
                                   "benchmark's own)")
+    meta["memory"] = ("warmed before every run (the run's bytes + 256 MiB touched and freed, PXCMP_WARM=1): "
+                      "this VM hands freed memory back to its host, and writes into such pages fault on the host "
+                      "(docs/performance.md section 12)" if WARM else
+                      "not warmed (PXCMP_WARM=0): a run may write into pages this VM handed back to its host")
     meta["rounds / duration"] = f"{ROUNDS} / {elapsed:.0f} s of runs"
     meta["peer versions"] = versions()
     with open(path("results.json"), "w") as f:
