@@ -11,7 +11,6 @@ Configuration comes from the environment (compare.sh documents the variables).""
 
 import filecmp
 import json
-import mmap
 import os
 import random
 import re
@@ -434,12 +433,18 @@ def server_of(tool):
             "xrdcp-tuned": "xrootd", "xrdcp-tls": "xrootd", "scp": "ssh", "iperf3": "iperf3"}[tool]
 
 
+WARM_CODE = ("import mmap, sys\n"
+             "n = int(sys.argv[1])\n"
+             "m = mmap.mmap(-1, n, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)\n"
+             "for off in range(0, n, mmap.PAGESIZE):\n"
+             "    m[off] = 1\n")
+
+
 def warm_memory(nbytes):
-    """Touches nbytes of anonymous memory, one byte a page, and gives it back (WARM above)."""
-    m = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    for off in range(0, nbytes, mmap.PAGESIZE):
-        m[off] = 1
-    m.close()
+    """Touches nbytes of anonymous memory, one byte a page, and gives it back (WARM above). In a
+    process of its own: the clients forked from this one would inherit its peak RSS (wait4's
+    ru_maxrss carries the parent's high-water mark across fork and exec)."""
+    subprocess.run([sys.executable, "-c", WARM_CODE, str(nbytes)], check=True)
 
 
 def run_one(work, tool, rnd):
