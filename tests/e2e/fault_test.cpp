@@ -89,6 +89,7 @@ std::string wait_for_strace(ChildProcess& strace) {
 struct StreamFault {
   const char* direction;
   Fault fault;
+  bool encrypt = false;  // the replacement stream is a new TLS channel with its own bound proof
 };
 
 class BrokenStream : public ::testing::TestWithParam<StreamFault> {};
@@ -110,8 +111,11 @@ TEST_P(BrokenStream, TransferCompletesByteIdentical) {
   proxy.set_rate(8 * MiB);
   // Connection 0 is the control connection; 1 to 4 are the data streams.
   proxy.inject(2, fault, 3 * MiB);
-  RunResult r = put ? run_pxfer("put", source, via(proxy, "f.bin"), "-p", "4", "--stall-timeout", "1s")
-                    : run_pxfer("get", via(proxy, "f.bin"), dest, "-p", "4", "--stall-timeout", "1s");
+  std::vector<std::string> args = put ? std::vector<std::string>{"put", source, via(proxy, "f.bin")}
+                                      : std::vector<std::string>{"get", via(proxy, "f.bin"), dest};
+  args.insert(args.end(), {"-p", "4", "--stall-timeout", "1s"});
+  if (GetParam().encrypt) args.push_back("--encrypt");
+  RunResult r = run_pxfer_args(args);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_EQ(proxy.faults_fired(), 1u);
   EXPECT_TRUE(files_equal(source, dest));
@@ -126,9 +130,11 @@ TEST_P(BrokenStream, TransferCompletesByteIdentical) {
 
 INSTANTIATE_TEST_SUITE_P(Faults, BrokenStream,
                          ::testing::Values(StreamFault{"put", Fault::cut}, StreamFault{"get", Fault::cut},
-                                           StreamFault{"put", Fault::stall}, StreamFault{"get", Fault::stall}),
+                                           StreamFault{"put", Fault::stall}, StreamFault{"get", Fault::stall},
+                                           StreamFault{"put", Fault::cut, true}, StreamFault{"get", Fault::cut, true}),
                          [](const ::testing::TestParamInfo<StreamFault>& p) {
-                           return std::string(p.param.direction) + (p.param.fault == Fault::cut ? "_cut" : "_stall");
+                           return std::string(p.param.direction) + (p.param.fault == Fault::cut ? "_cut" : "_stall") +
+                                  (p.param.encrypt ? "_encrypted" : "");
                          });
 
 // pxferd dies (SIGKILL) in the middle of a put or a get and is started again: the same command
