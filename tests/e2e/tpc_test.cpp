@@ -77,6 +77,10 @@ TEST_F(ThirdPartyCopy, EncryptedPullIsByteExact) {
   RunResult r = run_pxfer("cp", a.url("x.bin"), b.url("z.bin"), "--streams", "3", "--encrypt");
   ASSERT_EQ(r.exit_code, 0) << r.err << "\nA:\n" << a.log() << "\nB:\n" << b.log();
   EXPECT_TRUE(files_equal(root_a + "/x.bin", root_b + "/z.bin"));
+  EXPECT_NE(r.out.find("data encrypted TLS1.3 between the servers"), std::string::npos) << r.out;
+  RunResult clear = run_pxfer("cp", a.url("x.bin"), b.url("c.bin"), "--streams", "2");
+  ASSERT_EQ(clear.exit_code, 0) << clear.err;
+  EXPECT_NE(clear.out.find("data authenticated (Poly1305 per block, not encrypted) between the servers"), std::string::npos) << clear.out;
 }
 
 // The JSON lines, by event (the last of each).
