@@ -253,7 +253,7 @@ class SmallRun {
     return *target_;
   }
 
-  // Requests go out in writes of about this many file bytes (the cork's run, net/corked_socket.hpp).
+  // Requests go out in writes of about this many file bytes (one run of records, net/tls_engine.hpp).
   static constexpr std::size_t send_run = 256 * 1024;
 
   ControlLink& link_;

@@ -19,10 +19,9 @@
 #include <cstdio>
 #include <vector>
 
-#include "corked_socket.hpp"
 #include "pxfer/error.hpp"
 #include "race.hpp"
-#include "stream_io.hpp"
+#include "tls_engine.hpp"
 
 namespace pxfer::net {
 
@@ -100,17 +99,17 @@ bool is_ip_address(const std::string& host) {
 class TlsConnection final : public Connection {
  public:
   TlsConnection(tcp::socket socket, TlsContextPtr context)
-      : context_(std::move(context)), stream_(std::move(socket), context_->ctx) {
-    gate_ = std::make_unique<WriteGate>(stream_.get_executor());
+      : context_(std::move(context)), engine_(std::move(socket), context_->ctx.native_handle()) {
+    gate_ = std::make_unique<WriteGate>(engine_.socket().get_executor());
     boost::system::error_code ec;
-    auto ep = stream_.next_layer().socket().remote_endpoint(ec);
+    auto ep = engine_.socket().remote_endpoint(ec);
     peer_ = ec ? "unknown peer" : endpoint_text(ep);
-    stream_.next_layer().socket().set_option(tcp::no_delay(true), ec);
+    engine_.socket().set_option(tcp::no_delay(true), ec);
   }
 
-  awaitable<void> handshake(ssl::stream_base::handshake_type type, const std::string& host, const std::string& authority) {
-    SSL* s = stream_.native_handle();
-    if (type == ssl::stream_base::client && context_->verify_chain && !host.empty()) {
+  awaitable<void> handshake(bool server, const std::string& host, const std::string& authority) {
+    SSL* s = engine_.native();
+    if (!server && context_->verify_chain && !host.empty()) {
       if (is_ip_address(host)) {
         X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(s), host.c_str());
       } else {
@@ -119,10 +118,10 @@ class TlsConnection final : public Connection {
       }
     }
     auto self = shared_from_this();
-    auto [ec] = co_await stream_.async_handshake(type, use_tuple);
+    auto ec = co_await engine_.handshake(server);
     if (ec) {
       long verify = SSL_get_verify_result(s);
-      if (type == ssl::stream_base::client && context_->verify_chain && verify != X509_V_OK)
+      if (!server && context_->verify_chain && verify != X509_V_OK)
         throw Error(Errc::permission, "the certificate of " + authority + " does not verify against --ca: " +
                                           X509_verify_cert_error_string(verify) +
                                           " (wrong --ca file, or the server name does not match its certificate?)");
@@ -142,60 +141,50 @@ class TlsConnection final : public Connection {
   }
 
   awaitable<std::size_t> read_some(std::span<std::uint8_t> out) override {
-    auto [ec, n] = co_await stream_.async_read_some(asio::buffer(out.data(), out.size()), use_tuple);
+    auto [ec, n] = co_await engine_.read_some(out);
     if (ec) throw lost(ec);
     co_return n;
   }
 
   awaitable<void> read_exact(std::span<std::uint8_t> out, std::atomic<std::uint64_t>* progress) override {
-    co_await read_exact_on(stream_, out, progress, [this](const boost::system::error_code& ec) { return lost(ec); });
+    for (std::size_t done = 0; done < out.size();) {
+      auto [ec, n] = co_await engine_.read_some(out.subspan(done));
+      if (ec) throw lost(ec);
+      done += n;
+      if (progress) progress->fetch_add(n, std::memory_order_relaxed);
+    }
   }
 
-  // A message's records gather under the cork and leave in few sends (corked_socket.hpp).
+  // A message's records leave in sends of up to TlsEngine::chunk bytes.
   awaitable<void> write_all(std::span<const std::uint8_t> data, std::atomic<std::uint64_t>* progress) override {
-    stream_.next_layer().cork();
-    co_await write_all_on(stream_, data, progress, [this](const boost::system::error_code& ec) { return lost(ec); });
-    auto [ec] = co_await stream_.next_layer().async_flush(use_tuple);
+    const std::array<std::span<const std::uint8_t>, 1> parts{data};
+    auto ec = co_await engine_.write(parts, progress);
     if (ec) throw lost(ec);
   }
 
+  // Each part is encrypted where it lies; the records of all of them leave together.
   awaitable<void> write_parts(std::span<const std::span<const std::uint8_t>> parts) override {
-    std::size_t total = 0;
-    for (auto part : parts) total += part.size();
-    if (total > staged_write_limit) {
-      for (auto part : parts) co_await write_all(part, nullptr);
-      co_return;
-    }
-    staging_.clear();
-    for (auto part : parts) staging_.insert(staging_.end(), part.begin(), part.end());
-    co_await write_all(staging_, nullptr);
+    auto ec = co_await engine_.write(parts, nullptr);
+    if (ec) throw lost(ec);
   }
 
   // No close_notify: every pxfer exchange ends with its own message, so a plain close loses nothing
   // and never waits on a peer that stopped reading.
   void close() override {
-    asio::post(stream_.get_executor(), [self = shared_from_this(), this] {
+    asio::post(engine_.socket().get_executor(), [self = shared_from_this(), this] {
       boost::system::error_code ignored;
-      stream_.next_layer().socket().shutdown(tcp::socket::shutdown_both, ignored);
-      stream_.next_layer().socket().close(ignored);
+      engine_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+      engine_.socket().close(ignored);
     });
   }
 
-  tcp::socket& socket() override { return stream_.next_layer().socket(); }
+  tcp::socket& socket() override { return engine_.socket(); }
   // Decrypted bytes not yet read, records received and not yet decrypted, or bytes on the socket.
-  bool has_buffered_input() override {
-    SSL* s = native();
-    if (SSL_pending(s) > 0 || BIO_pending(SSL_get_rbio(s)) > 0) return true;
-    return Connection::has_buffered_input();
-  }
+  bool has_buffered_input() override { return engine_.has_buffered_input() || Connection::has_buffered_input(); }
   const TlsInfo* tls() const override { return &info_; }
-  SSL* native() const { return const_cast<ssl::stream<CorkedSocket>&>(stream_).native_handle(); }
+  SSL* native() const { return engine_.native(); }
 
  private:
-  // Up to this much, write_parts copies (a memcpy of 256 KiB costs less than one SSL_write and send).
-  static constexpr std::size_t staged_write_limit = 256 * 1024;
-  std::vector<std::uint8_t> staging_;  // write_parts' one buffer; one writer at a time (the write gate, or the stream's own loop)
-
   Error lost(const boost::system::error_code& ec) const {
     if (ec == asio::error::eof || ec == ssl::error::stream_truncated)
       return Error(Errc::network, "connection to " + peer_ + " closed by the peer");
@@ -214,7 +203,7 @@ class TlsConnection final : public Connection {
   }
 
   TlsContextPtr context_;
-  ssl::stream<CorkedSocket> stream_;
+  TlsEngine engine_;
   TlsInfo info_;
 };
 
@@ -270,8 +259,7 @@ std::shared_ptr<Connection> make_tls_connection(tcp::socket socket, TlsContextPt
 awaitable<void> tls_handshake(Connection& conn, bool server, const std::string& host, const std::string& authority) {
   auto* tls = dynamic_cast<TlsConnection*>(&conn);
   if (!tls) throw Error(Errc::internal, "tls_handshake on a connection that is not TLS");
-  auto type = server ? ssl::stream_base::server : ssl::stream_base::client;
-  bool done = co_await first_of(tls->handshake(type, host, authority), close_after(tls->socket(), handshake_timeout));
+  bool done = co_await first_of(tls->handshake(server, host, authority), close_after(tls->socket(), handshake_timeout));
   if (!done)
     throw Error(Errc::network, "TLS handshake with " + (authority.empty() ? conn.peer() : authority) + " timed out");
 }
