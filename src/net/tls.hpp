@@ -1,6 +1,7 @@
 #pragma once
-// TLS 1.3 connections (OpenSSL through Asio's ssl::stream) behind the same net::Connection
-// interface as plain TCP, the contexts both ends build, and certificate fingerprints.
+// TLS 1.3 connections (OpenSSL driven by net/tls_engine.hpp; Asio's ssl::context holds the
+// settings) behind the same net::Connection interface as plain TCP, the contexts both ends build,
+// and certificate fingerprints.
 // Only this header's users see OpenSSL types by name; Asio's SSL headers stay in tls.cpp.
 #include <array>
 #include <cstdint>
