@@ -264,6 +264,12 @@ awaitable<void> tls_handshake(Connection& conn, bool server, const std::string& 
     throw Error(Errc::network, "TLS handshake with " + (authority.empty() ? conn.peer() : authority) + " timed out");
 }
 
+void request_key_update(Connection& conn) {
+  auto* tls = dynamic_cast<TlsConnection*>(&conn);
+  if (!tls || SSL_key_update(tls->native(), SSL_KEY_UPDATE_REQUESTED) != 1)
+    throw Error(Errc::internal, "cannot request a TLS key update on " + conn.peer() + ": " + openssl_reason());
+}
+
 std::array<std::uint8_t, 32> export_keying_material(const Connection& conn, const std::string& label,
                                                     std::span<const std::uint8_t> context) {
   auto* tls = dynamic_cast<const TlsConnection*>(&conn);

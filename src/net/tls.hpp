@@ -41,6 +41,11 @@ std::shared_ptr<Connection> make_tls_connection(tcp::socket socket, TlsContextPt
 // Arguments by reference (g++ 12: no temporaries with destructors across co_await).
 awaitable<void> tls_handshake(Connection& conn, bool server, const std::string& host, const std::string& authority);
 
+// Asks for a TLS 1.3 key update in both directions (RFC 8446 4.6.3): the KeyUpdate leaves with
+// this end's next write, and the peer answers with one of its own from its read. Call it on the
+// connection's executor. Throws Error(internal) on a clear connection.
+void request_key_update(Connection& conn);
+
 // The TLS exporter (RFC 8446 7.5, SSL_export_keying_material) of a finished TLS connection:
 // 32 bytes that only its two ends can compute. Throws Error(internal) on a clear connection.
 std::array<std::uint8_t, 32> export_keying_material(const Connection& conn, const std::string& label,
