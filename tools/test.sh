@@ -122,11 +122,11 @@ else
 fi
 
 # The unit tests and the e2e tests named by PXFER_SANITIZE_E2E (a ctest regex; default the
-# Errors, Faults, Limits and SmallFiles suites) under AddressSanitizer + UndefinedBehaviorSanitizer, in their own build
+# Errors, Faults, Limits, SmallFiles and TLS engine suites) under AddressSanitizer + UndefinedBehaviorSanitizer, in their own build
 # directory (-DPXFER_SANITIZE=ON). PXFER_SANITIZE=0 skips. docs/security.md has the measured cost.
 if [ "${PXFER_SANITIZE:-1}" != 0 ]; then
   asan_dir="${PXFER_ASAN_BUILD_DIR:-$build_dir-asan}"
-  e2e_regex="${PXFER_SANITIZE_E2E:-^(Errors|Faults|Limits|SmallFiles|SmallFilesHostile)[./]}"
+  e2e_regex="${PXFER_SANITIZE_E2E:-^(Errors|Faults|Limits|SmallFiles|SmallFilesHostile|TlsEngine|TlsRelay)[./]}"
   echo "== ASan+UBSan build ($asan_dir) and run: unit tests, e2e ${e2e_regex} =="
   started=$(date +%s)
   asan_status=0
