@@ -37,15 +37,8 @@ std::vector<std::shared_ptr<transfer::Transfer>> TransferRegistry::all() const {
 
 void TransferRegistry::add_running(const wire::Token& id, const std::string& owner, std::weak_ptr<transfer::Transfer> t) {
   std::lock_guard lock(mutex_);
-  running_[id] = Running{owner, std::move(t)};
-}
-
-void TransferRegistry::remove_running(const wire::Token& id, const transfer::Transfer* t) {
-  std::lock_guard lock(mutex_);
-  auto it = running_.find(id);
-  if (it == running_.end()) return;
-  auto held = it->second.transfer.lock();
-  if (!held || held.get() == t) running_.erase(it);  // not a newer transfer that took the id over
+  std::erase_if(running_, [](const auto& entry) { return entry.second.transfer.expired(); });
+  running_[id] = Running{owner, std::move(t)};  // a retry that took the id over replaces the old
 }
 
 void TransferRegistry::add_small(const wire::Token& id, const std::string& owner) {

@@ -38,10 +38,11 @@ class TransferRegistry {
     std::uint64_t inode = 0;
     std::int64_t file_mtime_ns = 0;
   };
-  // A put running under `id` (weakly held: it ends as it would).
+  // A put running under `id`, weakly held: the entry lasts as long as the Transfer itself, not
+  // only its control exchange, so a retry that takes it over also waits for the streams that
+  // still hold it (and with it the file's journal lock). Expired entries go at the next add.
   void add_running(const wire::Token& id, const std::string& owner, std::weak_ptr<transfer::Transfer> t);
-  void remove_running(const wire::Token& id, const transfer::Transfer* t);
-  // The put still running under `id` for the same owner, if any.
+  // The put still alive under `id` for the same owner, if any (may have expired meanwhile).
   std::weak_ptr<transfer::Transfer> running(const wire::Token& id, const std::string& owner) const;
   // A PUT_SMALL being written under `id` (it has no Transfer): a retry of it through OPEN waits
   // for it to end, then finds its commit record, instead of racing it to the final name.

@@ -316,7 +316,6 @@ net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> con
     failure = e;
   }
   registry_.remove(token);
-  if (has_id) registry_.remove_running(open.transfer_id, t.get());
   // Recorded once the file is in place, whatever happened after (a RESULT that could not be sent
   // to a client that died at that moment is the very case a retry must be answered for).
   if (auto committed = t->committed_here(); has_id && committed)
