@@ -73,7 +73,7 @@ net::awaitable<std::shared_ptr<net::Connection>> open_data_connection(net::tcp::
 
 // "control TLS1.3 (...), data clear" for a summary.
 // `tls_bound`: both ends offered cap_tls_bound_streams, so encrypted blocks carry no Poly1305.
-std::string describe_protection(const net::Connection& control, bool encrypt, bool tls_bound = false);
+std::string describe_protection(const net::Connection& control, bool encrypt, bool tls_bound);
 // The same for a small file that moved inside the control connection's TLS (PUT_SMALL / GET_SMALL).
 std::string describe_small_protection(const net::Connection& control);
 

@@ -212,8 +212,8 @@ void FileSink::open_temporary() {
 
 // Reserving the space up front turns "disk full" into an error before any byte moves, and a disk
 // that others fill during the transfer cannot fail it halfway (issue 16.2,
-// Leftovers.JournalSpaceReservedWithTheFile). Also on tmpfs, where fallocate zeroes every page up
-// front (0.35-0.7 s per GiB here, docs/performance.md sections 1 and 6): sizing the file with
+// Leftovers.JournalSpaceReservedWithTheFile). Also on tmpfs, where fallocate allocates every page up
+// front (0.35-0.7 s per GiB here, docs/performance.md sections 1, 6 and 12): sizing the file with
 // ftruncate there instead, or reserving in steps ahead of the writes, was measured and taken back.
 // Where fallocate is not supported the file is only sized.
 void FileSink::preallocate() {

@@ -12,28 +12,10 @@
 
 namespace pxfer::net {
 
-namespace {
-
-// The BIO between SSL and the engine's two buffers: it never blocks on write (the records gather
-// until the engine sends them) and asks to be retried on read when the buffer is empty.
-BIO_METHOD* engine_bio_method(int (*write)(BIO*, const char*, std::size_t, std::size_t*),
-                              int (*read)(BIO*, char*, std::size_t, std::size_t*), long (*ctrl)(BIO*, int, long, void*)) {
-  static BIO_METHOD* method = [&] {
-    BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "pxfer tls engine");
-    if (!m || BIO_meth_set_write_ex(m, write) != 1 || BIO_meth_set_read_ex(m, read) != 1 ||
-        BIO_meth_set_ctrl(m, ctrl) != 1)
-      throw std::bad_alloc();
-    return m;
-  }();
-  return method;
-}
-
-}  // namespace
-
 TlsEngine::TlsEngine(tcp::socket socket, SSL_CTX* context)
     : socket_(std::move(socket)), send_idle_(socket_.get_executor()) {
   ssl_ = SSL_new(context);
-  BIO* bio = ssl_ ? BIO_new(engine_bio_method(&bio_write, &bio_read, &bio_ctrl)) : nullptr;
+  BIO* bio = ssl_ ? BIO_new(bio_method()) : nullptr;
   if (!bio) {
     SSL_free(ssl_);
     throw std::bad_alloc();
@@ -46,6 +28,19 @@ TlsEngine::TlsEngine(tcp::socket socket, SSL_CTX* context)
 }
 
 TlsEngine::~TlsEngine() { SSL_free(ssl_); }
+
+// The BIO between SSL and the engine's two buffers: it never blocks on write (the records gather
+// until the engine sends them) and asks to be retried on read when the buffer is empty.
+BIO_METHOD* TlsEngine::bio_method() {
+  static BIO_METHOD* method = [] {
+    BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "pxfer tls engine");
+    if (!m || BIO_meth_set_write_ex(m, &bio_write) != 1 || BIO_meth_set_read_ex(m, &bio_read) != 1 ||
+        BIO_meth_set_ctrl(m, &bio_ctrl) != 1)
+      throw std::bad_alloc();
+    return m;
+  }();
+  return method;
+}
 
 int TlsEngine::bio_write(BIO* bio, const char* data, std::size_t size, std::size_t* written) {
   auto* self = static_cast<TlsEngine*>(BIO_get_data(bio));

@@ -51,6 +51,7 @@ class TlsEngine {
   bool has_buffered_input() const;
 
  private:
+  static BIO_METHOD* bio_method();
   static int bio_write(BIO* bio, const char* data, std::size_t size, std::size_t* written);
   static int bio_read(BIO* bio, char* data, std::size_t size, std::size_t* read);
   static long bio_ctrl(BIO* bio, int cmd, long num, void* ptr);
