@@ -2,10 +2,11 @@
 # bench/perf/small_ab.sh A_BIN B_BIN [ROUNDS] [COUNT]: COUNT x 64 KiB put -r then get -r (-c 8) per
 # build, each pxfer against its own pxferd, rounds interleaved with the order turned each round;
 # prints wall, client user and system seconds (/usr/bin/time) and pxferd CPU ticks (/proc/PID/stat)
-# per run (docs/performance.md section 9).
+# per run (docs/performance.md section 9). PXAB_DIR=/var/tmp puts the trees on a disk instead of
+# /dev/shm (section 15: durability in groups).
 set -euo pipefail
 a_bin="$1"; b_bin="$2"; rounds="${3:-5}"; count="${4:-2000}"
-work="$(mktemp -d /dev/shm/pxfer-sab.XXXXXX)"; pids=()
+work="$(mktemp -d "${PXAB_DIR:-/dev/shm}/pxfer-sab.XXXXXX")"; pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
 mkdir -p "$work/tree"
 for i in $(seq "$count"); do head -c 65536 /dev/urandom > "$work/tree/f$i"; done

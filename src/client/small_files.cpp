@@ -13,6 +13,7 @@
 #include <deque>
 #include <vector>
 
+#include "io/commit_group.hpp"
 #include "job.hpp"
 #include "local_tree.hpp"
 #include "net/frame_io.hpp"
@@ -87,6 +88,9 @@ class SmallRun {
       }
       if (!requests.empty()) co_await send_requests(requests);
       if (pending.empty()) continue;
+      // Files received and written are made durable together while nothing else is waiting to
+      // be read (and at least every commit_group_files files).
+      if (!conn.has_buffered_input()) settle();
       wire::Message reply = co_await net::read_message(conn);
       progress_ = Clock::now();
       Pending p = std::move(pending.front());
@@ -95,6 +99,7 @@ class SmallRun {
       answered_ = true;
       finish(p, std::move(reply));
     }
+    settle();
   }
 
   awaitable<void> send_requests(std::vector<wire::Message>& requests) {
@@ -184,26 +189,42 @@ class SmallRun {
         fallback(p.index);
         return;
       }
-      store(f, ok);
-      succeeded(p, ok.data.size(), ok.value);
+      store(p, ok);
     } catch (const Error& e) {
       if (e.code() == Errc::protocol || !file_answer) throw;  // the session is in an unknown state
       failed(p.index, e);
     }
   }
 
-  // A get's bytes, checked against the server's digest, through a hidden temporary beneath the
-  // directory the user named (get -r), fsynced and renamed: the same sink as any get.
-  void store(const SmallFile& f, const wire::GetSmallOk& ok) {
+  // A get's bytes, checked against the server's digest, into a hidden temporary beneath the
+  // directory the user named (get -r); the file takes its final name, durably, with the rest of
+  // its commit group (settle), and only then counts as done.
+  void store(const Pending& p, const wire::GetSmallOk& ok) {
+    const SmallFile& f = files_[p.index];
     const std::string mine = checksum_of_bytes(algo_, ok.data);
     if (algo_ != ChecksumAlgo::none && mine != ok.value)
       throw Error(Errc::integrity, f.remote.to_string() + ": checksum mismatch: pxferd sent " + log_safe(ok.value) +
                                        ", received " + mine);
     SinkOptions sink{opt_.overwrite, false, opt_.sync, 0, 0, opt_.partial_max_age.count()};
-    sink.reserve = false;  // written in one piece right away
-    FileSink file(target_dir(), target_name(opt_.local_root, f.local), ok.data.size(), sink);
-    if (!ok.data.empty()) file.write_at(0, ok.data);
-    file.commit();
+    sink.reserve = false;          // written in one piece right away
+    sink.watch_directory = false;  // no blocks in between; the group holds many such sinks
+    auto file = std::make_unique<FileSink>(target_dir(), target_name(opt_.local_root, f.local), ok.data.size(), sink);
+    if (!ok.data.empty()) file->write_at(0, ok.data);
+    group_.add(std::move(file));
+    stored_.push_back(Stored{p, ok.data.size(), ok.value});
+    if (group_.size() >= commit_group_files) settle();
+  }
+
+  // Commits the files stored since the last call and reports each (io/commit_group.hpp).
+  void settle() {
+    if (group_.empty()) return;
+    auto outcomes = group_.commit();
+    auto stored = std::move(stored_);
+    stored_.clear();
+    for (std::size_t k = 0; k < outcomes.size(); ++k) {
+      if (outcomes[k].error) failed(stored[k].pending.index, *outcomes[k].error);
+      else succeeded(stored[k].pending, stored[k].bytes, stored[k].value);
+    }
   }
 
   void check_id(std::uint32_t id, const Pending& p) const {
@@ -253,6 +274,8 @@ class SmallRun {
     return *target_;
   }
 
+  // At most this many received files wait for their commit: each holds two descriptors.
+  static constexpr std::size_t commit_group_files = 64;
   // Requests go out in writes of about this many file bytes (one run of records, net/tls_engine.hpp).
   static constexpr std::size_t send_run = 256 * 1024;
 
@@ -264,6 +287,13 @@ class SmallRun {
   const ChecksumAlgo algo_;
   std::optional<Directory> cwd_;
   std::optional<Directory> target_;
+  struct Stored {
+    Pending pending;
+    std::uint64_t bytes = 0;
+    std::string value;
+  };
+  CommitGroup group_;           // files received, written, not yet durable under their names
+  std::vector<Stored> stored_;  // what to report of each, in the group's order
   bool answered_ = false;
   Clock::time_point progress_;  // the last request sent or answer read
 };

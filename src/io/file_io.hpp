@@ -125,6 +125,10 @@ struct SinkOptions {
   // small file: PUT_SMALL / GET_SMALL), where a full disk fails that one write just the same and
   // reserving first would only zero the pages once more on tmpfs.
   bool reserve = true;
+  // Notice the destination directory being renamed away between blocks (check_directory), which
+  // costs a descriptor held for the whole transfer. Off for a small file, written and committed
+  // without blocks in between: a commit group holds many such sinks at once.
+  bool watch_directory = true;
 };
 
 class FileSink {
@@ -146,8 +150,15 @@ class FileSink {
   // be checked against the data before they count: see Transfer::receiving.
   ResumeJournal* journal() { return journal_.get(); }
   // fsync, then rename onto the final name (never replacing it without overwrite), then fsync
-  // the directory so the rename itself is durable; the journal goes.
+  // the directory so the rename itself is durable; the journal goes. The same three steps one at a
+  // time, for many files made durable together (CommitGroup): flush(), place(), sync_directory().
   void commit();
+  void start_writeback() noexcept;  // asks the kernel to begin writing the data out now
+  void flush();                     // the data is on disk
+  void place();                     // renamed onto the final name; durable after sync_directory()
+  void sync_directory() noexcept;
+  // The destination directory's (device, inode): one directory fsync serves all files placed in it.
+  std::pair<std::uint64_t, std::uint64_t> directory_id() const;
   // After commit(): the file's inode and mtime (ns) as it was put in place, from its descriptor.
   struct Placed {
     std::uint64_t inode = 0;

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "accounting.hpp"
+#include "io/commit_group.hpp"
 #include "pxfer/checksum.hpp"
 #include "transfer_service.hpp"
 
@@ -46,24 +47,20 @@ void TransferService::account_small(net::Connection& conn, bool put, const std::
   spdlog::info("{}", logfmt_line(a));
 }
 
-void TransferService::store_small(wire::PutSmall& m, const std::string& owner, wire::PutSmallOk& answer) {
+std::unique_ptr<FileSink> TransferService::store_small(wire::PutSmall& m, wire::PutSmallOk& answer) {
   if (m.flags & ~static_cast<std::uint32_t>(wire::open_overwrite | wire::open_sync))
     throw Error(Errc::protocol, "PUT_SMALL of " + m.path + " with flags other than overwrite and sync");
   // A mismatch leaves nothing behind (the sink removes its temporary).
   SinkOptions options = sink_options(m.flags | wire::open_no_resume, 0, 0);
-  options.reserve = false;  // written in one piece right away
-  FileSink sink(root_, m.path, m.data.size(), options);
-  if (!m.data.empty()) sink.write_at(0, m.data);
+  options.reserve = false;          // written in one piece right away
+  options.watch_directory = false;  // no blocks in between; a batch holds many such sinks
+  auto sink = std::make_unique<FileSink>(root_, m.path, m.data.size(), options);
+  if (!m.data.empty()) sink->write_at(0, m.data);
   answer.value = checksum_of_bytes(static_cast<ChecksumAlgo>(m.checksum), m.data);
   if (answer.value != m.value)
     throw Error(Errc::integrity, m.path + ": checksum mismatch: received " + answer.value + ", the client sent " +
                                      m.value.substr(0, 128));
-  sink.commit();
-  // A retry (with OPEN) of this put, after its answer was lost with the connection, is answered
-  // from this record instead of failing on the file it finds in place.
-  const auto placed = sink.placed();  // from the descriptor: no second open of the path
-  registry_.add_committed(m.transfer_id, TransferRegistry::Committed{owner, m.data.size(), m.mtime_ns, m.checksum,
-                                                                      answer.value, placed.inode, placed.mtime_ns});
+  return sink;
 }
 
 void TransferService::load_small(wire::GetSmall& m, std::optional<FileSource>& source, wire::GetSmallOk& answer) {
@@ -154,6 +151,46 @@ void TransferService::settle_small(net::Connection& conn, std::vector<wire::Mess
   }
 }
 
+// Reads the batch's gets and writes its puts, then commits the puts together (io/commit_group.hpp):
+// each put is answered only once its file is durable under its final name.
+void TransferService::serve_small(std::vector<wire::Message>& requests, std::vector<wire::Message>& answers,
+                                  std::vector<std::optional<Error>>& failures, const std::vector<std::size_t>& served,
+                                  std::vector<std::optional<FileSource>>& sources, const Who& who) {
+  CommitGroup group;
+  std::vector<std::size_t> grouped;  // the request of each file in the group
+  for (std::size_t i : served) {
+    try {
+      if (auto* put = std::get_if<wire::PutSmall>(&requests[i])) {
+        group.add(store_small(*put, std::get<wire::PutSmallOk>(answers[i])));
+        grouped.push_back(i);
+      } else {
+        load_small(std::get<wire::GetSmall>(requests[i]), sources[i], std::get<wire::GetSmallOk>(answers[i]));
+      }
+    } catch (const Error& e) {
+      failures[i] = e;
+    } catch (const std::exception& e) {
+      failures[i] = Error(Errc::internal, path_of(requests[i]) + ": " + e.what());
+    }
+  }
+  if (group.empty()) return;
+  auto outcomes = group.commit();
+  for (std::size_t k = 0; k < outcomes.size(); ++k) {
+    const std::size_t i = grouped[k];
+    if (outcomes[k].error) {
+      failures[i] = outcomes[k].error;
+      continue;
+    }
+    // A retry (with OPEN) of this put, after its answer was lost with the connection, is answered
+    // from this record instead of failing on the file it finds in place.
+    const auto& put = std::get<wire::PutSmall>(requests[i]);
+    const auto placed = outcomes[k].sink->placed();  // from the descriptor: no second open of the path
+    registry_.add_committed(put.transfer_id,
+                            TransferRegistry::Committed{owner_of(who, put.path), put.data.size(), put.mtime_ns, put.checksum,
+                                                        std::get<wire::PutSmallOk>(answers[i]).value, placed.inode,
+                                                        placed.mtime_ns});
+  }
+}
+
 net::awaitable<std::vector<wire::Message>> TransferService::small_files(
     std::shared_ptr<net::Connection> control, std::vector<wire::Message>& requests,
     std::vector<std::optional<wire::Message>>& refusals, const Who& who) {
@@ -191,20 +228,7 @@ net::awaitable<std::vector<wire::Message>> TransferService::small_files(
         else inline_reads = false;
       }
     }
-    std::function<void()> work = [&] {
-      for (std::size_t i : served) {
-        try {
-          if (auto* put = std::get_if<wire::PutSmall>(&requests[i]))
-            store_small(*put, owner_of(who, put->path), std::get<wire::PutSmallOk>(answers[i]));
-          else
-            load_small(std::get<wire::GetSmall>(requests[i]), sources[i], std::get<wire::GetSmallOk>(answers[i]));
-        } catch (const Error& e) {
-          failures[i] = e;
-        } catch (const std::exception& e) {
-          failures[i] = Error(Errc::internal, path_of(requests[i]) + ": " + e.what());
-        }
-      }
-    };
+    std::function<void()> work = [&] { serve_small(requests, answers, failures, served, sources, who); };
     if (inline_reads) work();
     else co_await blocking_.run(work);
   }

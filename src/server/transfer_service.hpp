@@ -82,7 +82,11 @@ class TransferService {
                                                                 const std::string& path);
   // One small file's work on the blocking pool: a put written, checked, made durable and
   // recorded; a get read (from `source` when the session opened it already) and digested.
-  void store_small(wire::PutSmall& m, const std::string& owner, wire::PutSmallOk& answer);
+  // A put's bytes written and verified into its hidden temporary; the batch commits them together.
+  std::unique_ptr<FileSink> store_small(wire::PutSmall& m, wire::PutSmallOk& answer);
+  void serve_small(std::vector<wire::Message>& requests, std::vector<wire::Message>& answers,
+                   std::vector<std::optional<Error>>& failures, const std::vector<std::size_t>& served,
+                   std::vector<std::optional<FileSource>>& sources, const Who& who);
   void load_small(wire::GetSmall& m, std::optional<FileSource>& source, wire::GetSmallOk& answer);
   // A batch's served files ended: their accounting lines, and failures into their answers.
   void settle_small(net::Connection& conn, std::vector<wire::Message>& requests, std::vector<wire::Message>& answers,
