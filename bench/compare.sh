@@ -21,6 +21,9 @@
 #   PXCMP_TOOLS="pxfer gridftp xrdcp xrdcp-tuned scp"  which tools (scp only in the encrypted work)
 #   PXCMP_WARM=1              touch and free the run's size in memory before each run (0: off;
 #                             this VM hands freed memory to its host: docs/performance.md section 12)
+#   PXCMP_DATA_DIR=/dev/shm   where the data lives on both ends; a directory on a disk (/var/tmp)
+#                             measures what each tool's durability costs there (pxfer makes every
+#                             file durable before it counts: docs/performance.md section 15)
 #   PXCMP_OUT=bench/results/compare.md
 #   PXFER_BUILD_DIR=build     where pxfer and pxferd are built (Release)
 #   PXCMP_BIN_DIR=DIR         use DIR/pxfer and DIR/pxferd as they are, without building
@@ -52,7 +55,10 @@ fi
 id "$user" >/dev/null 2>&1 || useradd --system --shell /bin/sh --home-dir /nonexistent --no-create-home "$user"
 
 ns="pxcmp-$$"
-work="$(mktemp -d /dev/shm/pxcmp.XXXXXX)"
+data_dir="${PXCMP_DATA_DIR:-/dev/shm}"
+work="$(mktemp -d "$data_dir/pxcmp.XXXXXX")"
+data_fs="$(stat -f -c %T "$work")"
+on_disk=0; [ "$data_fs" = tmpfs ] || on_disk=1
 runner=""
 cleanup() {
   [ -n "$runner" ] && kill "$runner" 2>/dev/null && wait "$runner" 2>/dev/null
@@ -89,12 +95,12 @@ meta=$(python3 -c 'import json, sys; print(json.dumps(dict(zip(sys.argv[1::2], s
   "OS" "$(. /etc/os-release && echo "$PRETTY_NAME")" \
   "pxfer" "git $rev, binaries from $bin_dir (Release)" \
   "congestion control" "$(ip netns exec "$ns" sysctl -n net.ipv4.tcp_congestion_control) (the namespace default, for every tool)" \
-  "data" "/dev/shm (tmpfs) on both ends" \
-  "command" "PXCMP_ROUNDS=${PXCMP_ROUNDS:-3} PXCMP_LARGE=${PXCMP_LARGE:-2G} PXCMP_STREAMS=\"${PXCMP_STREAMS:-1 4 8}\" PXCMP_SMALL_COUNT=${PXCMP_SMALL_COUNT:-10000} PXCMP_SMALL_SIZE=${PXCMP_SMALL_SIZE:-64K} PXCMP_WORKS=\"${PXCMP_WORKS:-ceiling large small encrypt}\" PXCMP_WARM=${PXCMP_WARM:-1} bench/compare.sh")
+  "data" "$data_dir ($data_fs$([ "$on_disk" = 1 ] && echo ", $(findmnt -n -o SOURCE --target "$work")")) on both ends" \
+  "command" "${PXCMP_DATA_DIR:+PXCMP_DATA_DIR=$PXCMP_DATA_DIR }PXCMP_ROUNDS=${PXCMP_ROUNDS:-3} PXCMP_LARGE=${PXCMP_LARGE:-2G} PXCMP_STREAMS=\"${PXCMP_STREAMS:-1 4 8}\" PXCMP_SMALL_COUNT=${PXCMP_SMALL_COUNT:-10000} PXCMP_SMALL_SIZE=${PXCMP_SMALL_SIZE:-64K} PXCMP_WORKS=\"${PXCMP_WORKS:-ceiling large small encrypt}\" PXCMP_WARM=${PXCMP_WARM:-1} bench/compare.sh")
 
 ip netns exec "$ns" setpriv --reuid "$user" --regid "$user" --clear-groups -- \
   env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin USER="$user" HOME="$work/home" \
-  PXCMP_WORK_DIR="$work" PXCMP_BIN="$work/bin" PXCMP_META="$meta" \
+  PXCMP_WORK_DIR="$work" PXCMP_BIN="$work/bin" PXCMP_META="$meta" PXCMP_ON_DISK="$on_disk" \
   ${PXCMP_ROUNDS:+PXCMP_ROUNDS="$PXCMP_ROUNDS"} ${PXCMP_LARGE:+PXCMP_LARGE="$PXCMP_LARGE"} \
   ${PXCMP_STREAMS:+PXCMP_STREAMS="$PXCMP_STREAMS"} ${PXCMP_SMALL_COUNT:+PXCMP_SMALL_COUNT="$PXCMP_SMALL_COUNT"} \
   ${PXCMP_SMALL_SIZE:+PXCMP_SMALL_SIZE="$PXCMP_SMALL_SIZE"} ${PXCMP_SMALL_CONCURRENCY:+PXCMP_SMALL_CONCURRENCY="$PXCMP_SMALL_CONCURRENCY"} \
