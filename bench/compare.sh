@@ -19,6 +19,8 @@
 #   PXCMP_ENC_STREAMS=4       pxfer --encrypt streams
 #   PXCMP_WORKS="ceiling large small encrypt"     which work to run
 #   PXCMP_TOOLS="pxfer gridftp xrdcp xrdcp-tuned scp"  which tools (scp only in the encrypted work)
+#                             also xrdcp-cksum: tuned xrdcp verifying an Adler-32 of each file end
+#                             to end (--cksum adler32:source), as pxfer always does
 #   PXCMP_WARM=1              touch and free the run's size in memory before each run (0: off;
 #                             this VM hands freed memory to its host: docs/performance.md section 12)
 #   PXCMP_DATA_DIR=/dev/shm   where the data lives on both ends; a directory on a disk (/var/tmp)

@@ -243,7 +243,8 @@ def start_servers(needed):
     if "xrootd" in needed:
         cfg = path("xrootd.cfg")
         with open(cfg, "w") as f:
-            f.write(f"all.export {path('srv')}\nxrd.port {PORTS['xrootd']}\nxrd.network nodnr\n")
+            # chksum: the server's Adler-32 for xrdcp --cksum adler32:source (xrdcp-cksum)
+            f.write(f"all.export {path('srv')}\nxrd.port {PORTS['xrootd']}\nxrd.network nodnr\nxrootd.chksum adler32\n")
         spawn("xrootd", ["xrootd", "-b", "-c", cfg, "-l", path("xrootd.log"), "-s", path("xrootd.pid"), "-n", "pxcmp"])
         wait_port(PORTS["xrootd"], "xrootd")
     if "ssh" in needed:
@@ -296,9 +297,20 @@ def client_env(tool):
     env = {"PATH": E["PATH"], "HOME": path("home"), "LANG": "C"}
     if tool.startswith("pxfer"):
         env.update(PXFER_TOKEN=TOKEN, PXFER_KNOWN_HOSTS=path("known_hosts"))
-    if tool == "xrdcp-tuned":
+    if tool in ("xrdcp-tuned", "xrdcp-cksum"):
         env["XRD_CPUSEPGWRTRD"] = "0"
     return env
+
+
+# A peer with the end-to-end check pxfer always makes (an Adler-32 of the whole file at both ends,
+# compared): xrdcp --cksum adler32:source, the server's checksum against the one xrdcp computes
+# while it writes (FTS3 asks for such a check by default). globus-url-copy has no such run here:
+# its -verify-checksum computes only MD5 at the client ("Unable to use checksum algorithm
+# ADLER32"), and with -r it fails on directories ("checksum read callback failed: Is a directory").
+def verify_args(tool):
+    if tool == "xrdcp-cksum":
+        return ["--cksum", "adler32:source"]
+    return []
 
 
 def ssh_opts():
@@ -321,7 +333,7 @@ def large_cmd(tool, direction, streams, encrypt=False):
             return base + ["file://" + local_src, url(tool, "put.bin")]
         return base + [url(tool, "large.bin"), "file://" + local_dst]
     if tool.startswith("xrdcp"):
-        base = ["xrdcp", "-f", "-N", "-S", str(streams)]
+        base = ["xrdcp", "-f", "-N", "-S", str(streams), *verify_args(tool)]
         if direction == "put":
             return base + [local_src, url(tool, "put.bin")]
         return base + [url(tool, "large.bin"), local_dst]
@@ -349,7 +361,7 @@ def small_cmd(tool, direction):
             return base + ["file://" + path("cli", "tree") + "/", url(tool, "put-tree") + "/"]
         return base + [url(tool, "tree") + "/", "file://" + path("cli", "get-tree") + "/"]
     if tool.startswith("xrdcp"):
-        base = ["xrdcp", "-r", "-f", "-N", "--parallel", c]
+        base = ["xrdcp", "-r", "-f", "-N", "--parallel", c, *verify_args(tool)]
         if direction == "put":
             return base + [path("cli", "tree"), url(tool, "put-tree")]
         return base + [url(tool, "tree"), path("cli", "get-tree")]
@@ -401,7 +413,7 @@ def build_works():
     large = parse_size(LARGE)
     small_size = parse_size(SMALL_SIZE)
     works = []
-    file_tools = [t for t in TOOLS if t in ("pxfer", "gridftp", "xrdcp", "xrdcp-tuned")]
+    file_tools = [t for t in TOOLS if t in ("pxfer", "gridftp", "xrdcp", "xrdcp-tuned", "xrdcp-cksum")]
     for n in STREAMS:
         if "ceiling" in WORKS:
             works.append(Work(f"ceiling-{n}", f"iperf3 -P {n}, {large} bytes", large, ["iperf3"],
@@ -441,7 +453,7 @@ def check_file(dest, src):
 
 def server_of(tool):
     return {"pxfer": "pxfer", "pxfer-1file": "pxfer", "gridftp": "gridftp", "xrdcp": "xrootd",
-            "xrdcp-tuned": "xrootd", "xrdcp-tls": "xrootd", "scp": "ssh", "iperf3": "iperf3"}[tool]
+            "xrdcp-tuned": "xrootd", "xrdcp-cksum": "xrootd", "xrdcp-tls": "xrootd", "scp": "ssh", "iperf3": "iperf3"}[tool]
 
 
 WARM_CODE = ("import mmap, sys\n"
@@ -644,7 +656,7 @@ def report(results, works, meta):
             r = rows[(w.key, t)]
             if r.get("argv") and (w.key, t) not in seen:
                 seen.add((w.key, t))
-                env = {"xrdcp-tuned": "XRD_CPUSEPGWRTRD=0 ", "pxfer": "PXFER_TOKEN=... ", "pxfer-1file": "PXFER_TOKEN=... "}
+                env = {"xrdcp-tuned": "XRD_CPUSEPGWRTRD=0 ", "xrdcp-cksum": "XRD_CPUSEPGWRTRD=0 ", "pxfer": "PXFER_TOKEN=... ", "pxfer-1file": "PXFER_TOKEN=... "}
                 p(f"{w.key:12} {env.get(t, '')}{short_argv(r['argv'])}")
     p("```\n")
     p("Servers (started by the script as the same unprivileged user, stopped by PID):\n")
