@@ -16,11 +16,13 @@ for r in $(seq "$rounds"); do
   order="a b"; [ $((r % 2)) -eq 0 ] && order="b a"
   for side in $order; do
     bin_var="${side}_bin"; bin="${!bin_var}"; u="${url[$side]}"; c="$work/$side/client"
-    rm -rf "$work/$side/root/"* "$c/"*
+    # On a disk each run writes into a directory of its own, removed at the end: ext4 allocates
+    # inodes slowly for ~30 s after 10,000 deletions (docs/performance.md section 15).
+    if [ -n "${PXAB_DIR:-}" ]; then c="$c/r$r"; mkdir -p "$c"; sub="r$r/"; else rm -rf "$work/$side/root/"* "$c/"*; sub=""; fi
     t0=$(ticks ${spid[$side]})
-    p=$( { /usr/bin/time -f "%e %U %S" "$bin/pxfer" put -q -r -c 8 "$work/tree" "$u/" ; } 2>&1 | grep -v warning | tail -1)
+    p=$( { /usr/bin/time -f "%e %U %S" "$bin/pxfer" put -q -r -c 8 "$work/tree" "$u/$sub" ; } 2>&1 | grep -v warning | tail -1)
     t1=$(ticks ${spid[$side]})
-    g=$( { /usr/bin/time -f "%e %U %S" "$bin/pxfer" get -q -r -c 8 "$u/tree" "$c/" ; } 2>&1 | tail -1)
+    g=$( { /usr/bin/time -f "%e %U %S" "$bin/pxfer" get -q -r -c 8 "$u/${sub}tree" "$c/" ; } 2>&1 | tail -1)
     t2=$(ticks ${spid[$side]})
     diff -rq "$work/tree" "$c/tree" >/dev/null || { echo "$side: tree differs" >&2; exit 1; }
     echo "$r $side put wall/user/sys $p server $((t1-t0)) | get $g server $((t2-t1))"
