@@ -88,8 +88,8 @@ class SmallRun {
       }
       if (!requests.empty()) co_await send_requests(requests);
       if (pending.empty()) continue;
-      // Files received and written are made durable together while nothing else is waiting to
-      // be read (and at least every commit_group_files files).
+      // Files received and written are made durable together when nothing else is waiting to be
+      // read, or once commit_group_files of them wait (store).
       if (!conn.has_buffered_input()) settle();
       wire::Message reply = co_await net::read_message(conn);
       progress_ = Clock::now();

@@ -1,8 +1,8 @@
 #pragma once
 // Many small files made durable together (issue 12.3, "group the durability work"). A file alone
 // costs fdatasync + rename + fsync of its directory, and on a journalling file system each fsync
-// is a journal commit of its own: 10,000 files of 64 KiB put into ext4 here spent most of their
-// time there (docs/performance.md section 15). A group keeps the same order for every file (its
+// is a journal commit of its own: grouped, a 10,000-file put -r into ext4 here took a third less
+// time (docs/performance.md section 15). A group keeps the same order for every file (its
 // data durable before it takes its final name, the name durable before the file is reported done)
 // but pays for the journal and each directory once per group:
 //   add():     the bytes are written and verified; their write-back starts now (sync_file_range);
