@@ -13,9 +13,7 @@ trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
 head -c "$size" /dev/urandom > "$work/big.bin"
 warm() {
   [ "${PXAB_WARM:-0}" = 1 ] || return 0
-  python3 -c 'import mmap, sys
-n = int(sys.argv[1]); m = mmap.mmap(-1, n, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-for off in range(0, n, mmap.PAGESIZE): m[off] = 1' "$(( $(stat -c %s "$work/big.bin") + (256 << 20) ))"
+  python3 "$(dirname "${BASH_SOURCE[0]}")/warm_memory.py" "$(( $(stat -c %s "$work/big.bin") + (256 << 20) ))"
 }
 # shellcheck source=bench/perf/ab_servers.sh
 source "$(dirname "${BASH_SOURCE[0]}")/ab_servers.sh"
