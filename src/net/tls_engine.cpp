@@ -45,7 +45,10 @@ BIO_METHOD* TlsEngine::bio_method() {
 int TlsEngine::bio_write(BIO* bio, const char* data, std::size_t size, std::size_t* written) {
   auto* self = static_cast<TlsEngine*>(BIO_get_data(bio));
   BIO_clear_retry_flags(bio);
-  self->out_.insert(self->out_.end(), data, data + size);
+  // From uint8_t pointers: with char pointers (another element type) libstdc++ copies byte by
+  // byte instead of with memmove (3.5 % of pxferd's samples in a small-file get).
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(data);
+  self->out_.insert(self->out_.end(), bytes, bytes + size);
   *written = size;
   return 1;
 }
