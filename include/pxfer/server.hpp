@@ -54,6 +54,9 @@ struct ServerOptions {
   // A put that claims more bytes than this is refused before anything is allocated; 0 = no limit
   // (the destination's free space still bounds it).
   std::uint64_t max_file_size = 0;
+  // Keep each verified file's checksum in its extended attributes (user.pxfer.<algo>) and answer
+  // SUM and gets from it while the file is unchanged (docs/protocol.md "Stored checksums").
+  bool stored_checksums = true;
   // Blocking file work (SUM, LIST, opening a transfer's file) runs on this many threads of its own,
   // never on the network threads; one identity runs at most max_slow_requests_per_identity SUM or
   // LIST requests at once, a further one waits for one of them to end.

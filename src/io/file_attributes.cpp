@@ -6,10 +6,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "pxfer/error.hpp"
 #include "io/file_io.hpp"
+#include "io/stored_checksum.hpp"
 
 namespace pxfer {
 namespace {
@@ -30,25 +33,32 @@ int open_regular(const Directory& dir, const std::string& path, std::uint64_t& s
 }  // namespace
 
 FileSum sum_file(const Directory& dir, const std::string& path, ChecksumAlgo algo, std::uint64_t expected_size,
-                 const std::atomic<bool>* cancelled) {
+                 const std::atomic<bool>* cancelled, bool stored) {
   FileSum sum;
   int fd = open_regular(dir, path, sum.size);
   if (sum.size != expected_size) {
     ::close(fd);
     return sum;
   }
-  if (!cancelled) {
-    sum.value = checksum_of_descriptor(algo, fd, path);  // closes fd
-    return sum;
+  // A stored checksum that still describes the file answers at once (io/stored_checksum.hpp);
+  // one computed here is kept for the next SUM or get.
+  std::optional<FileStamp> seen;
+  if (stored) {
+    if (auto value = stored_checksum(fd, algo)) {
+      ::close(fd);
+      sum.value = std::move(*value);
+      return sum;
+    }
+    seen = stamp_of(fd);
   }
-  // The same reads as checksum_of_descriptor, with a look at `cancelled` between chunks, so a
-  // server that stops does not wait for a hash of a huge file to end.
+  // With a look at `cancelled` between chunks, so a server that stops does not wait for a hash
+  // of a huge file to end.
   constexpr std::uint32_t chunk = 4 << 20;
   auto digest = FileDigest::create(algo, sum.size, chunk, nullptr);
   std::vector<std::uint8_t> buf(chunk);
   std::uint64_t offset = 0;
   while (offset < sum.size) {
-    if (cancelled->load()) {
+    if (cancelled && cancelled->load()) {
       ::close(fd);
       throw Error(Errc::interrupted, path + ": checksum abandoned: the server is shutting down; retry later");
     }
@@ -63,8 +73,9 @@ FileSum sum_file(const Directory& dir, const std::string& path, ChecksumAlgo alg
     digest->add_block(offset, std::span(buf.data(), static_cast<std::size_t>(n)));
     offset += static_cast<std::uint64_t>(n);
   }
-  ::close(fd);
   sum.value = digest->finish();
+  if (seen) store_checksum(fd, algo, sum.value, *seen, Writer::anyone);
+  ::close(fd);
   return sum;
 }
 
@@ -78,11 +89,18 @@ void set_file_attributes(const Directory& dir, const std::string& path, std::uin
     times[1].tv_sec -= 1;
     times[1].tv_nsec += 1'000'000'000;
   }
+  // A stored checksum describes the bytes, which this leaves as they are: it is kept across the
+  // change (which alone would make it stale: a new mtime and ctime).
+  std::vector<std::pair<ChecksumAlgo, std::string>> kept;
+  for (ChecksumAlgo algo : {ChecksumAlgo::adler32, ChecksumAlgo::sha256})
+    if (auto value = stored_checksum(fd, algo)) kept.emplace_back(algo, std::move(*value));
   if (::fchmod(fd, safe) != 0 || ::futimens(fd, times) != 0) {
     int err = errno;
     ::close(fd);
     throw Error(errc_from_errno(err), "cannot set the mode and mtime of " + path + ": " + errno_text(err));
   }
+  for (const auto& [algo, value] : kept)
+    if (auto stamp = stamp_of(fd)) store_checksum(fd, algo, value, *stamp, Writer::us);
   ::close(fd);
 }
 

@@ -64,8 +64,10 @@ struct FileSum {
   std::string value;
 };
 // With `cancelled`, the read stops with Error(interrupted) once it turns true (pxferd stopping).
+// With `stored`, a checksum kept in the file's extended attributes answers while it still
+// describes the file, and one computed is kept (io/stored_checksum.hpp).
 FileSum sum_file(const Directory& dir, const std::string& path, ChecksumAlgo algo, std::uint64_t expected_size,
-                 const std::atomic<bool>* cancelled = nullptr);
+                 const std::atomic<bool>* cancelled = nullptr, bool stored = false);
 // Sets a regular file's permission bits (mode & 0775: never world-writable, no set-id or sticky
 // bits) and modification time, confined like open_file (put --preserve).
 void set_file_attributes(const Directory& dir, const std::string& path, std::uint32_t mode, std::int64_t mtime_ns);
@@ -129,6 +131,9 @@ struct SinkOptions {
   // costs a descriptor held for the whole transfer. Off for a small file, written and committed
   // without blocks in between: a commit group holds many such sinks at once.
   bool watch_directory = true;
+  // Keep the verified checksum (set_checksum) in the file's extended attributes once it is in
+  // place (io/stored_checksum.hpp); pxferd's sinks, unless --no-stored-checksums.
+  bool store_checksum = false;
 };
 
 class FileSink {
@@ -156,6 +161,12 @@ class FileSink {
   void start_writeback() noexcept;  // asks the kernel to begin writing the data out now
   void flush();                     // the data is on disk
   void place();                     // renamed onto the final name; durable after sync_directory()
+  // The file's whole-file checksum, verified against the sender's, before commit()/place(): kept
+  // with the file when the options say so.
+  void set_checksum(ChecksumAlgo algo, std::string hex) {
+    checksum_algo_ = algo;
+    checksum_ = std::move(hex);
+  }
   void sync_directory() noexcept;
   // The destination directory's (device, inode): one directory fsync serves all files placed in it.
   std::pair<std::uint64_t, std::uint64_t> directory_id() const;
@@ -191,6 +202,9 @@ class FileSink {
   std::uint64_t size_ = 0;
   bool overwrite_ = false;
   bool sync_ = false;
+  bool store_checksum_ = false;
+  ChecksumAlgo checksum_algo_ = ChecksumAlgo::none;
+  std::string checksum_;
   RatePacer* write_pacer_ = nullptr;
   bool committed_ = false;
   bool abandoned_ = false;

@@ -17,6 +17,7 @@
 #include "pxfer/clock.hpp"
 #include "pxfer/error.hpp"
 #include "io/file_io.hpp"
+#include "io/stored_checksum.hpp"
 
 namespace pxfer {
 namespace {
@@ -118,7 +119,8 @@ void FileSink::check_directory() const {
 }
 
 FileSink::FileSink(const Directory& dir, const std::string& path, std::uint64_t size, const SinkOptions& options)
-    : path_(path), size_(size), overwrite_(options.overwrite), sync_(options.sync), write_pacer_(options.write_pacer) {
+    : path_(path), size_(size), overwrite_(options.overwrite), sync_(options.sync), store_checksum_(options.store_checksum),
+      write_pacer_(options.write_pacer) {
   dir_fd_ = dir.open_parent(path, leaf_);
   if (options.watch_directory) start_fd_ = ::fcntl(dir.fd(), F_DUPFD_CLOEXEC, 0);
   {
@@ -290,6 +292,9 @@ void FileSink::place() {
   }
   committed_ = true;
   if (journal_) journal_->remove();
+  // After the rename, which changes the ctime the stored value is checked against.
+  if (store_checksum_ && !checksum_.empty())
+    if (auto stamp = stamp_of(fd_)) store_checksum(fd_, checksum_algo_, checksum_, *stamp, Writer::us);
 }
 
 void FileSink::sync_directory() noexcept { ::fsync(dir_fd_); }

@@ -124,7 +124,8 @@ class Handlers {
     auto permit = co_await cx_.slow_requests.enter(rights_.identity);
     FileSum result;
     std::function<void()> sum = [&] {
-      result = sum_file(cx_.root, m.path, static_cast<ChecksumAlgo>(m.checksum), m.size, &cx_.stopping);
+      result = sum_file(cx_.root, m.path, static_cast<ChecksumAlgo>(m.checksum), m.size, &cx_.stopping,
+                        cx_.options.stored_checksums);
     };
     auto failed = co_await off_thread(sum);
     wire::Message answer = failed ? done_or_error(failed) : wire::Message(wire::SumOk{result.size, result.value});

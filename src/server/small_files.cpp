@@ -60,6 +60,7 @@ std::unique_ptr<FileSink> TransferService::store_small(wire::PutSmall& m, wire::
   if (answer.value != m.value)
     throw Error(Errc::integrity, m.path + ": checksum mismatch: received " + answer.value + ", the client sent " +
                                      m.value.substr(0, 128));
+  sink->set_checksum(static_cast<ChecksumAlgo>(m.checksum), answer.value);
   return sink;
 }
 

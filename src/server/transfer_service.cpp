@@ -77,6 +77,7 @@ SinkOptions TransferService::sink_options(std::uint32_t flags, std::uint32_t blo
                    block_size, source_mtime_ns, options_.partial_max_age.count(),
                    options_.emulate_disk_rate > 0 ? &disk_pacer_ : nullptr};
   sink.max_file_size = options_.max_file_size;
+  sink.store_checksum = options_.stored_checksums;
   return sink;
 }
 
@@ -87,7 +88,17 @@ std::shared_ptr<transfer::Transfer> TransferService::open_transfer(wire::Open& o
   if (open.direction == wire::Direction::get) {
     open.streams = transfer::server_get_streams(open, caps, file.source->size());
     settings.streams = open.streams;
-    return transfer::Transfer::sending(ex, std::move(*file.source), settings);
+    // A stored checksum that still describes the file spares the sender its pass over the bytes;
+    // without one, the one computed is kept once the client confirmed it (io/stored_checksum.hpp).
+    std::optional<std::string> stored;
+    std::optional<FileStamp> seen;
+    if (options_.stored_checksums) {
+      stored = stored_checksum(file.source->fd(), settings.checksum);
+      if (!stored) seen = stamp_of(file.source->fd());
+    }
+    auto t = transfer::Transfer::sending(ex, std::move(*file.source), settings, std::move(stored));
+    if (seen) t->keep_checksum(*seen);
+    return t;
   }
   return transfer::Transfer::receiving(ex, std::move(file.sink), settings);
 }

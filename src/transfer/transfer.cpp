@@ -30,12 +30,16 @@ Transfer::Transfer(asio::any_io_executor ex, Role role, Settings settings, std::
 
 Transfer::~Transfer() = default;
 
-std::shared_ptr<Transfer> Transfer::sending(asio::any_io_executor ex, FileSource source, Settings settings) {
+std::shared_ptr<Transfer> Transfer::sending(asio::any_io_executor ex, FileSource source, Settings settings,
+                                            std::optional<std::string> stored) {
   auto t = std::shared_ptr<Transfer>(new Transfer(ex, Role::send, settings, source.size()));
   t->source_.emplace(std::move(source));
   const FileSource* src = &*t->source_;
-  t->digest_ = FileDigest::create(settings.checksum, src->size(), settings.block_size,
-                                  [src](std::uint64_t off, std::span<std::uint8_t> out) { src->read_at(off, out); });
+  if (stored)
+    t->digest_ = FileDigest::known(std::move(*stored));
+  else
+    t->digest_ = FileDigest::create(settings.checksum, src->size(), settings.block_size,
+                                    [src](std::uint64_t off, std::span<std::uint8_t> out) { src->read_at(off, out); });
   return t;
 }
 

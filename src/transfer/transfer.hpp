@@ -22,6 +22,7 @@
 #include "pxfer/error.hpp"
 #include "pxfer/retry.hpp"
 #include "io/file_io.hpp"
+#include "io/stored_checksum.hpp"
 #include "pxfer/socket_tuning.hpp"
 #include "wire/wire.hpp"
 #include "transfer/settings.hpp"
@@ -47,7 +48,14 @@ enum class Role { send, receive };
 
 class Transfer : public std::enable_shared_from_this<Transfer> {
  public:
-  static std::shared_ptr<Transfer> sending(boost::asio::any_io_executor ex, FileSource source, Settings settings);
+  // With `stored`, the source's checksum is known already (pxferd's stored checksum of the file,
+  // io/stored_checksum.hpp): the sender reports it and hashes nothing; the receiver still
+  // computes its own from the bytes it got and compares.
+  static std::shared_ptr<Transfer> sending(boost::asio::any_io_executor ex, FileSource source, Settings settings,
+                                           std::optional<std::string> stored = std::nullopt);
+  // pxferd's get of a file without a stored checksum: once the receiver confirmed the checksum the
+  // sender computed, it is kept with the file if the file is still as `seen` describes it.
+  void keep_checksum(FileStamp seen) { keep_checksum_of_ = seen; }
   static std::shared_ptr<Transfer> receiving(boost::asio::any_io_executor ex, std::unique_ptr<FileSink> sink,
                                              Settings settings);
   // The receiving side of a retry that finds its file committed already (its RESULT was lost):
@@ -204,6 +212,7 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   BlockLedger ledger_;    // receiver: which blocks are in the file (written once, never again)
   MacKey data_key_{};     // under mutex_
   std::optional<FileSource> source_;
+  std::optional<FileStamp> keep_checksum_of_;
   std::unique_ptr<FileSink> sink_;
   std::unique_ptr<FileDigest> digest_;
   std::vector<std::unique_ptr<StreamStats>> stats_;

@@ -170,6 +170,7 @@ awaitable<std::string> Transfer::commit_as_sender(Connection& control, Answers* 
   if (result.code != 0) throw Error(errc_from_wire(result.code), result.message);
   if (result.value != checksum)
     throw Error(Errc::integrity, "the receiver confirmed a different checksum (" + result.value + " vs " + checksum + ")");
+  if (keep_checksum_of_) store_checksum(source_->fd(), settings_.checksum, checksum, *keep_checksum_of_, Writer::anyone);
   co_return checksum;
 }
 
@@ -207,6 +208,7 @@ awaitable<std::string> Transfer::commit_as_receiver(Connection& control) {
                                          ", receiver " + local + "; the file was not kept, rerun the transfer");
   } else {
     try {
+      sink_->set_checksum(settings_.checksum, local);
       sink_->commit();
     } catch (const Error& e) {
       problem = e;  // no co_await inside a handler: carried out

@@ -67,6 +67,7 @@ ServerOptions to_server_options(const DaemonArgs& a) {
       throw Error(Errc::usage, "--emulate-disk-rate " + a.disk_rate + ": use bytes per second of at least 4K, e.g. 40M");
     o.emulate_disk_rate = *rate;
   }
+  o.stored_checksums = !a.no_stored_checksums;
   if (!a.max_file_size.empty()) {
     auto limit = parse_size(a.max_file_size);
     if (!limit || *limit == 0) throw Error(Errc::usage, "--max-file-size " + a.max_file_size + ": use a size such as 100G or 512M");
