@@ -12,6 +12,7 @@
 
 #include "accounting.hpp"
 #include "io/commit_group.hpp"
+#include "io/stored_checksum.hpp"
 #include "pxfer/checksum.hpp"
 #include "transfer_service.hpp"
 
@@ -75,7 +76,12 @@ void TransferService::load_small(wire::GetSmall& m, std::optional<FileSource>& s
   answer.data.resize(answer.size);
   if (!answer.data.empty()) source->read_at(0, answer.data);
   source->check_unchanged();
-  answer.value = checksum_of_bytes(static_cast<ChecksumAlgo>(m.checksum), answer.data);
+  // A stored checksum (io/stored_checksum.hpp) is what the client compares with, as in a large
+  // get; none is recorded here: a read-only batch of gets must not turn into as many inode writes.
+  const auto algo = static_cast<ChecksumAlgo>(m.checksum);
+  std::optional<std::string> stored;
+  if (options_.stored_checksums) stored = stored_checksum(source->fd(), algo);
+  answer.value = stored ? std::move(*stored) : checksum_of_bytes(algo, answer.data);
 }
 
 namespace {

@@ -93,6 +93,13 @@ TEST_F(StoredChecksums, APutKeepsTheVerifiedChecksumAndSumAndGetAnswerFromIt) {
   EXPECT_EQ(bad.exit_code, exit_integrity) << bad.err;
   EXPECT_FALSE(path_exists(local + "/back.bin"));
   EXPECT_NE(bad.err.find("checksum"), std::string::npos) << bad.err;
+
+  // The same for a small file of get -r (GET_SMALL): the stored value is what the client checks.
+  forge(root + "/tree/small.bin", "00000001");
+  RunResult tree = run_pxfer("get", "-q", "-r", "--retries", "0", server.url("tree"), local + "/back");
+  EXPECT_NE(tree.exit_code, 0) << tree.err;
+  EXPECT_FALSE(path_exists(local + "/back/tree/small.bin")) << tree.err;
+  EXPECT_NE(tree.err.find("small.bin"), std::string::npos) << tree.err;
 }
 
 TEST_F(StoredChecksums, BytesRewrittenBehindTheValueWithSizeAndMtimeSetBackAreChecksummedAgain) {
