@@ -44,6 +44,9 @@ class FileDigest {
   }
   // Lower-case hex of the whole file's digest; every block must have been added.
   virtual std::string finish() = 0;
+  // False for a digest that never looks at the bytes (none, known): blocks that are not sent
+  // (resumed) need not be read for it.
+  virtual bool reads_bytes() const { return true; }
 
   // `block_size` is the planner's: blocks start at multiples of it.
   static std::unique_ptr<FileDigest> create(ChecksumAlgo algo, std::uint64_t file_size,

@@ -130,6 +130,7 @@ class NoDigest final : public FileDigest {
   void update(BlockDigest&, std::span<const std::uint8_t>) override {}
   void complete(BlockDigest&, std::span<const std::uint8_t>) override {}
   std::string finish() override { return {}; }
+  bool reads_bytes() const override { return false; }
 };
 
 class KnownDigest final : public FileDigest {
@@ -138,6 +139,7 @@ class KnownDigest final : public FileDigest {
   void update(BlockDigest&, std::span<const std::uint8_t>) override {}
   void complete(BlockDigest&, std::span<const std::uint8_t>) override {}
   std::string finish() override { return hex_; }
+  bool reads_bytes() const override { return false; }
 
  private:
   std::string hex_;

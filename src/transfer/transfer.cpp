@@ -99,11 +99,13 @@ bool Transfer::apply_have(const wire::Have& have) {
     if (index >= planner_.block_count()) return false;
     Block b = planner_.block_at(index);
     if (!planner_.mark_done(b.offset)) continue;
-    // The whole-file checksum still covers the blocks not sent: read them from the source.
+    resumed_bytes_ += b.length;
+    // The whole-file checksum still covers the blocks not sent: read them from the source, unless
+    // the value is known already (a stored checksum) or there is none.
+    if (!digest_->reads_bytes()) continue;
     buffer.resize(b.length);
     source_->read_at(b.offset, buffer);
     digest_->add_block(b.offset, buffer);
-    resumed_bytes_ += b.length;
   }
   return true;
 }

@@ -228,6 +228,48 @@ TEST(Faults, ClientKilledDuringGetThenRerunResumes) {
   EXPECT_EQ(list_dir(local), std::vector<std::string>{"f.bin"});
 }
 
+// pxferd's read characters (/proc/PID/io rchar: read(2)/pread(2), not the mapped reads of a
+// clear stream's blocks).
+std::uint64_t read_chars(pid_t pid) {
+  std::string io = read_text("/proc/" + std::to_string(pid) + "/io");
+  auto at = io.find("rchar: ");
+  return at == std::string::npos ? 0 : std::stoull(io.substr(at + 7));
+}
+
+// A resumed get of a file whose checksum pxferd has stored (docs/protocol.md "Stored checksums")
+// reads only the blocks it sends: the blocks the client kept are not read again to checksum
+// them. With --no-stored-checksums the server reads them (the whole-file checksum covers them).
+TEST(Faults, AResumedGetOfAFileWithAStoredChecksumDoesNotReadTheKeptBlocksAgain) {
+  for (bool stored : {true, false}) {
+    SCOPED_TRACE(stored ? "stored checksums" : "--no-stored-checksums");
+    TempDir dir;
+    std::string root = dir.subdir("root"), local = dir.subdir("local");
+    make_file(root + "/f.bin", 64 * MiB, 505);
+    std::this_thread::sleep_for(1200ms);  // quiet for over a second: SUM may record its value
+    ServerProcess server(root, "127.0.0.1:0", stored ? std::vector<std::string>{} : std::vector<std::string>{"--no-stored-checksums"});
+    ASSERT_EQ(run_pxfer("sum", server.url("f.bin")).exit_code, 0);
+    FaultProxy proxy(server.port());
+    proxy.set_rate(10 * MiB);
+    ChildProcess client = start_pxfer({"get", via(proxy, "f.bin"), local + "/f.bin", "-p", "2", "--perf-interval", "0.05"});
+    ASSERT_TRUE(wait_for_bytes(client, 16 * MiB)) << client.out() << client.err();
+    ASSERT_TRUE(wait_for_journal(client, local, "f.bin", 4)) << client.out() << client.err();
+    client.send_signal(SIGKILL);
+    client.wait(10s);
+    const std::uint64_t had = journaled_blocks(local, "f.bin") * block;
+    proxy.set_rate(0);
+    const std::uint64_t before = read_chars(server.pid());
+    RunResult again = run_pxfer("get", via(proxy, "f.bin"), local + "/f.bin", "-p", "2");
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_TRUE(contains(again.out, "resumed: ")) << again.out;
+    const std::uint64_t read = read_chars(server.pid()) - before;
+    if (stored)
+      EXPECT_LT(read, 1 * MiB) << "the client kept " << had << " bytes; pxferd read " << read;
+    else
+      EXPECT_GE(read, had) << "the whole-file checksum covers the kept blocks: read " << read;
+    EXPECT_TRUE(files_equal(root + "/f.bin", local + "/f.bin"));
+  }
+}
+
 // With --retries, one command rides out a server restart: it waits, reconnects and resumes.
 TEST(Faults, RetriesCarryAPutThroughAServerRestart) {
   TempDir dir;
