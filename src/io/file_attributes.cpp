@@ -74,7 +74,7 @@ FileSum sum_file(const Directory& dir, const std::string& path, ChecksumAlgo alg
     offset += static_cast<std::uint64_t>(n);
   }
   sum.value = digest->finish();
-  if (seen) store_checksum(fd, algo, sum.value, *seen, Writer::anyone);
+  if (seen) store_checksum(fd, algo, sum.value, *seen);
   ::close(fd);
   return sum;
 }
@@ -100,7 +100,7 @@ void set_file_attributes(const Directory& dir, const std::string& path, std::uin
     throw Error(errc_from_errno(err), "cannot set the mode and mtime of " + path + ": " + errno_text(err));
   }
   for (const auto& [algo, value] : kept)
-    if (auto stamp = stamp_of(fd)) store_checksum(fd, algo, value, *stamp, Writer::us);
+    record_checksum(fd, algo, value);
   ::close(fd);
 }
 

@@ -294,7 +294,7 @@ void FileSink::place() {
   if (journal_) journal_->remove();
   // After the rename, which changes the ctime the stored value is checked against.
   if (store_checksum_ && !checksum_.empty())
-    if (auto stamp = stamp_of(fd_)) store_checksum(fd_, checksum_algo_, checksum_, *stamp, Writer::us);
+    record_checksum(fd_, checksum_algo_, checksum_);
 }
 
 void FileSink::sync_directory() noexcept { ::fsync(dir_fd_); }

@@ -85,21 +85,36 @@ std::optional<std::string> stored_checksum(int fd, ChecksumAlgo algo) noexcept {
   }
 }
 
-bool store_checksum(int fd, ChecksumAlgo algo, std::string_view hex, const FileStamp& seen, Writer writer) noexcept {
+namespace {
+// "pxfer1 SIZE MTIME_NS STORED_AT_NS HEX" for the file as `now` describes it.
+bool write_value(int fd, ChecksumAlgo algo, std::string_view hex, const FileStamp& now, std::int64_t stored_at) {
+  const std::string name = stored_checksum_name(algo);
+  if (name.empty() || hex.size() != hex_length(algo) || !lower_hex(hex)) return false;
+  char buf[160];
+  const int n = std::snprintf(buf, sizeof buf, "pxfer1 %llu %lld %lld %.*s", static_cast<unsigned long long>(now.size),
+                              static_cast<long long>(now.mtime_ns), static_cast<long long>(stored_at),
+                              static_cast<int>(hex.size()), hex.data());
+  if (n <= 0 || static_cast<std::size_t>(n) >= sizeof buf) return false;
+  return ::fsetxattr(fd, name.c_str(), buf, static_cast<std::size_t>(n), 0) == 0;
+}
+}  // namespace
+
+bool record_checksum(int fd, ChecksumAlgo algo, std::string_view hex) noexcept {
   try {
-    const std::string name = stored_checksum_name(algo);
-    if (name.empty() || hex.size() != hex_length(algo) || !lower_hex(hex)) return false;
     const std::int64_t stored_at = now_ns();
-    if (writer == Writer::anyone && (seen.ctime_ns > stored_at - ctime_slack_ns || seen.mtime_ns > stored_at - ctime_slack_ns))
-      return false;
     auto now = stamp_of(fd);
-    if (!now || !(*now == seen)) return false;
-    char buf[160];
-    const int n = std::snprintf(buf, sizeof buf, "pxfer1 %llu %lld %lld %.*s", static_cast<unsigned long long>(seen.size),
-                                static_cast<long long>(seen.mtime_ns), static_cast<long long>(stored_at),
-                                static_cast<int>(hex.size()), hex.data());
-    if (n <= 0 || static_cast<std::size_t>(n) >= sizeof buf) return false;
-    return ::fsetxattr(fd, name.c_str(), buf, static_cast<std::size_t>(n), 0) == 0;
+    return now && write_value(fd, algo, hex, *now, stored_at);
+  } catch (...) {
+    return false;
+  }
+}
+
+bool store_checksum(int fd, ChecksumAlgo algo, std::string_view hex, const FileStamp& seen) noexcept {
+  try {
+    const std::int64_t stored_at = now_ns();
+    if (seen.ctime_ns > stored_at - ctime_slack_ns || seen.mtime_ns > stored_at - ctime_slack_ns) return false;
+    auto now = stamp_of(fd);
+    return now && *now == seen && write_value(fd, algo, hex, *now, stored_at);
   } catch (...) {
     return false;
   }

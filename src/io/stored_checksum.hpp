@@ -32,17 +32,16 @@ std::optional<FileStamp> stamp_of(int fd) noexcept;
 // The stored checksum of `fd`'s file for `algo`, if one is stored and still describes the file.
 std::optional<std::string> stored_checksum(int fd, ChecksumAlgo algo) noexcept;
 
-// Who may have written the file while its checksum was computed.
-enum class Writer {
-  us,      // pxferd wrote it into a hidden temporary and just renamed it into place
-  anyone,  // a file of the export: stored only if it had been quiet for a while (below)
-};
+// Records `hex` as the checksum of `fd`'s file as it is now: for bytes pxferd wrote and verified
+// itself (a put, just renamed into place) or left as they were (a new mode and mtime). Returns
+// whether a value was stored; failures are silent (the checksum is a cache).
+bool record_checksum(int fd, ChecksumAlgo algo, std::string_view hex) noexcept;
 
-// Records `hex` as `fd`'s checksum for `algo`, if the file is still as `seen` describes it (taken
-// before its bytes were read). A file of the export that changed less than a second before `seen`
-// is not recorded: a write in the same tick of the file system's clock would leave its mtime as
-// it was. Returns whether a value was stored; failures are silent (the checksum is a cache).
-bool store_checksum(int fd, ChecksumAlgo algo, std::string_view hex, const FileStamp& seen, Writer writer) noexcept;
+// Records `hex`, computed from bytes read after `seen` was taken, for a file of the export that
+// anyone may write: only if the file is still as `seen` describes it and had been quiet for over
+// a second before (a write within the same tick of the file system's clock would leave its mtime
+// as it was).
+bool store_checksum(int fd, ChecksumAlgo algo, std::string_view hex, const FileStamp& seen) noexcept;
 
 // The attribute's name for `algo` ("user.pxfer.adler32"); empty for none.
 std::string stored_checksum_name(ChecksumAlgo algo);

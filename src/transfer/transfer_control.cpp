@@ -170,7 +170,7 @@ awaitable<std::string> Transfer::commit_as_sender(Connection& control, Answers* 
   if (result.code != 0) throw Error(errc_from_wire(result.code), result.message);
   if (result.value != checksum)
     throw Error(Errc::integrity, "the receiver confirmed a different checksum (" + result.value + " vs " + checksum + ")");
-  if (keep_checksum_of_) store_checksum(source_->fd(), settings_.checksum, checksum, *keep_checksum_of_, Writer::anyone);
+  if (keep_checksum_of_) store_checksum(source_->fd(), settings_.checksum, checksum, *keep_checksum_of_);
   co_return checksum;
 }
 

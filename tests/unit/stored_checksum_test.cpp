@@ -49,7 +49,7 @@ TEST(StoredChecksum, AValueStoredForTheFileAsItIsIsReadBack) {
   Opened f(path);
   auto seen = stamp_of(f.fd);
   ASSERT_TRUE(seen);
-  ASSERT_TRUE(store_checksum(f.fd, ChecksumAlgo::adler32, adler, *seen, Writer::us));
+  ASSERT_TRUE(record_checksum(f.fd, ChecksumAlgo::adler32, adler));
   EXPECT_EQ(stored_checksum(f.fd, ChecksumAlgo::adler32), std::optional<std::string>(adler));
   EXPECT_FALSE(stored_checksum(f.fd, ChecksumAlgo::sha256)) << "one value per algorithm";
 }
@@ -61,7 +61,7 @@ TEST(StoredChecksum, BytesChangedWithSizeAndMtimeSetBackAreNeverAnsweredFromTheO
   if (auto why = xattr_unavailable(path); !why.empty()) GTEST_SKIP() << why;
   Opened f(path);
   auto seen = stamp_of(f.fd);
-  ASSERT_TRUE(store_checksum(f.fd, ChecksumAlgo::adler32, adler, *seen, Writer::us));
+  ASSERT_TRUE(record_checksum(f.fd, ChecksumAlgo::adler32, adler));
   // What `cp` over the file and `touch -d` of its old time would leave: same size, same mtime.
   ::sleep(1);
   ::usleep(200'000);
@@ -82,7 +82,7 @@ TEST(StoredChecksum, AFileOfTheExportWrittenAMomentAgoIsNotRecorded) {
   Opened f(path);
   auto seen = stamp_of(f.fd);
   // A second write in the same tick of the file system's clock would not move the mtime.
-  EXPECT_FALSE(store_checksum(f.fd, ChecksumAlgo::adler32, adler, *seen, Writer::anyone));
+  EXPECT_FALSE(store_checksum(f.fd, ChecksumAlgo::adler32, adler, *seen));
   EXPECT_FALSE(stored_checksum(f.fd, ChecksumAlgo::adler32));
 }
 
@@ -92,9 +92,11 @@ TEST(StoredChecksum, AFileThatChangedSinceItWasSeenIsNotRecorded) {
   write_file(path, random_bytes(1000, 4));
   if (auto why = xattr_unavailable(path); !why.empty()) GTEST_SKIP() << why;
   Opened f(path);
+  ::sleep(1);
+  ::usleep(200'000);  // quiet for over a second: only the change below can refuse it
   auto seen = stamp_of(f.fd);
   ASSERT_EQ(::pwrite(f.fd, "XY", 2, 1000), 2);  // grew while it was being read
-  EXPECT_FALSE(store_checksum(f.fd, ChecksumAlgo::adler32, adler, *seen, Writer::us));
+  EXPECT_FALSE(store_checksum(f.fd, ChecksumAlgo::adler32, adler, *seen));
   EXPECT_FALSE(stored_checksum(f.fd, ChecksumAlgo::adler32));
 }
 
@@ -121,7 +123,7 @@ TEST(StoredChecksum, ValuesInAnotherFormatAreIgnored) {
   const std::string good = "pxfer1 1000 " + std::to_string(seen->mtime_ns) + " 4000000000000000000 0123abcd";
   ASSERT_EQ(::fsetxattr(f.fd, name.c_str(), good.data(), good.size(), 0), 0);
   EXPECT_EQ(stored_checksum(f.fd, ChecksumAlgo::adler32), std::optional<std::string>(adler));
-  EXPECT_FALSE(store_checksum(f.fd, ChecksumAlgo::adler32, "not hex!", *stamp_of(f.fd), Writer::us));
+  EXPECT_FALSE(record_checksum(f.fd, ChecksumAlgo::adler32, "not hex!"));
 }
 
 }  // namespace
