@@ -12,6 +12,7 @@
 #include "pxfer/checksum.hpp"
 #include "pxfer/rate_pacer.hpp"
 #include "io/resume_journal.hpp"
+#include "io/space_reservation.hpp"
 
 namespace pxfer {
 
@@ -214,9 +215,10 @@ class FileSink {
   int start_fd_ = -1;
   std::string parent_;
   std::atomic<std::uint64_t> blocks_written_{0};  // read by abandon() on another thread
-  // One pwrite at a time: the kernel takes the file's inode lock for each write anyway, and a
-  // stream's thread waiting for it spun on the CPU the sender needed (docs/performance.md section 10).
-  std::mutex write_mutex_;
+  // The file's space, and one pwrite at a time: the kernel takes the file's inode lock for each
+  // write anyway, and a stream's thread waiting for it spun on the CPU the sender needed
+  // (docs/performance.md section 10). Stopped before fd_ is closed.
+  SpaceReservation space_;
 };
 
 }  // namespace pxfer

@@ -149,6 +149,7 @@ FileSink::FileSink(const Directory& dir, const std::string& path, std::uint64_t 
     }
   } catch (...) {
     abandon(false);
+    space_.stop();
     if (fd_ >= 0) ::close(fd_);
     ::close(dir_fd_);  // the destructor does not run for a constructor that throws
     if (start_fd_ >= 0) ::close(start_fd_);
@@ -212,20 +213,14 @@ void FileSink::open_temporary() {
   }
 }
 
-// Reserving the space up front turns "disk full" into an error before any byte moves, and a disk
-// that others fill during the transfer cannot fail it halfway (issue 16.2,
-// Leftovers.JournalSpaceReservedWithTheFile). Also on tmpfs, where fallocate allocates every page up
-// front (0.35-0.7 s per GiB here, docs/performance.md sections 1, 6 and 12): sizing the file with
-// ftruncate there instead, or reserving in steps ahead of the writes, was measured and taken back.
-// Where fallocate is not supported the file is only sized.
-void FileSink::preallocate() {
-  if (size_ == 0) return;
-  int rc = ::posix_fallocate(fd_, 0, static_cast<off_t>(size_));
-  if (rc == EOPNOTSUPP || rc == EINVAL) rc = ::ftruncate(fd_, static_cast<off_t>(size_)) == 0 ? 0 : errno;
-  if (rc != 0) throw_io("cannot allocate " + std::to_string(size_) + " bytes for", path_, rc);
-}
+// Reserving the space ahead of the writes turns "disk full" into an error before any byte moves,
+// and a disk that others fill during the transfer cannot fail it halfway (issue 16.2,
+// Leftovers.JournalSpaceReservedWithTheFile). On tmpfs, where that means allocating every page,
+// the rest of the file is reserved in steps ahead of the writes (io/space_reservation.hpp).
+void FileSink::preallocate() { space_.start(fd_, size_, path_); }
 
 FileSink::~FileSink() {
+  space_.stop();
   if (!committed_) abandon(true);
   if (fd_ >= 0) ::close(fd_);
   if (dir_fd_ >= 0) ::close(dir_fd_);
@@ -244,7 +239,7 @@ void FileSink::write_at(std::uint64_t offset, std::span<const std::uint8_t> data
     throw Error(Errc::protocol, path_ + ": block at offset " + std::to_string(offset) + " lies beyond the file size");
   // A slow disk blocks the writing thread as this does, network threads included.
   if (write_pacer_) std::this_thread::sleep_until(write_pacer_->reserve(Clock::now(), static_cast<double>(data.size())));
-  std::lock_guard lock(write_mutex_);
+  auto gate = space_.enter(offset + data.size());
   std::size_t done = 0;
   while (done < data.size()) {
     ssize_t n = ::pwrite(fd_, data.data() + done, data.size() - done, static_cast<off_t>(offset + done));
@@ -284,6 +279,7 @@ void FileSink::flush() {
 }
 
 void FileSink::place() {
+  space_.stop();  // every byte is written: any step left only covers kept blocks of a resume
   unsigned flags = overwrite_ ? 0 : RENAME_NOREPLACE;
   if (::renameat2(dir_fd_, temp_name_.c_str(), dir_fd_, leaf_.c_str(), flags) != 0) {
     int err = errno;

@@ -29,6 +29,7 @@ using Bytes = std::vector<std::uint8_t>;
 using test::random_bytes;
 using test::read_file;
 using test::TempDir;
+using test::TmpfsDir;
 using test::write_file;
 namespace fs = std::filesystem;
 
@@ -479,44 +480,9 @@ TEST(CheckRelativePath, MessageNamesThePath) {
 }
 
 
-// A scratch directory on tmpfs: a small one mounted for the test as root (CI), else /dev/shm.
-class TmpfsDir {
- public:
-  TmpfsDir() {
-    char pattern[] = "/dev/shm/pxfer-unit-tmpfs-XXXXXX";
-    char tmp_pattern[] = "/tmp/pxfer-unit-tmpfs-XXXXXX";
-    if (::geteuid() == 0 && ::mkdtemp(tmp_pattern) != nullptr) {
-      path_ = tmp_pattern;
-      mounted_ = ::mount("pxfer-test", path_.c_str(), "tmpfs", 0, "size=16m") == 0;
-      if (mounted_) return;
-      ::rmdir(path_.c_str());
-    }
-    struct statfs fs {};
-    if (::statfs("/dev/shm", &fs) == 0 && fs.f_type == TMPFS_MAGIC && ::mkdtemp(pattern) != nullptr) path_ = pattern;
-  }
-  ~TmpfsDir() {
-    if (path_.empty()) return;
-    std::error_code ec;
-    if (mounted_) {
-      ::umount2(path_.c_str(), MNT_DETACH);
-    } else {
-      fs::remove_all(path_, ec);
-      return;
-    }
-    ::rmdir(path_.c_str());
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-  bool mounted_ = false;
-};
-
-// On tmpfs the partial file is sized, not allocated: posix_fallocate there zeroed every page
-// before the first byte arrived (1.5 s for 2 GiB, docs/performance.md) and the writes filled
-// them again. A file larger than the free space is still refused before any byte moves.
-// The space of the whole file is reserved up front on tmpfs too (posix_fallocate): what others
-// write meanwhile cannot make the transfer fail halfway; a file that cannot fit is refused at once.
+// The space of the file is reserved on tmpfs too (a small file at once, a large one in steps ahead
+// of the writes: SpaceReservation.*): what others write meanwhile cannot make the transfer fail
+// halfway; a file that cannot fit is refused at once.
 TEST(FileSink, OnTmpfsTheWholeFileIsReservedAndWhatCannotFitIsRefused) {
   TmpfsDir tmp;
   if (tmp.path().empty()) GTEST_SKIP() << "no tmpfs: not root (to mount one) and /dev/shm is not tmpfs";

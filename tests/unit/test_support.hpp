@@ -1,7 +1,11 @@
 #pragma once
 // Small helpers shared by the unit tests: deterministic random data, a scratch directory that
 // cleans up after itself, and whole-file read/write.
+#include <linux/magic.h>
 #include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/vfs.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -88,5 +92,39 @@ inline Errc code_of(const std::function<void()>& f) {
   }
   return Errc::ok;
 }
+
+// A scratch directory on tmpfs: a small one mounted for the test as root (CI), else /dev/shm.
+class TmpfsDir {
+ public:
+  TmpfsDir() {
+    char pattern[] = "/dev/shm/pxfer-unit-tmpfs-XXXXXX";
+    char tmp_pattern[] = "/tmp/pxfer-unit-tmpfs-XXXXXX";
+    if (::geteuid() == 0 && ::mkdtemp(tmp_pattern) != nullptr) {
+      path_ = tmp_pattern;
+      mounted_ = ::mount("pxfer-test", path_.c_str(), "tmpfs", 0, "size=16m") == 0;
+      if (mounted_) return;
+      ::rmdir(path_.c_str());
+    }
+    struct statfs fs {};
+    if (::statfs("/dev/shm", &fs) == 0 && fs.f_type == TMPFS_MAGIC && ::mkdtemp(pattern) != nullptr) path_ = pattern;
+  }
+  ~TmpfsDir() {
+    if (path_.empty()) return;
+    std::error_code ec;
+    if (mounted_) {
+      ::umount2(path_.c_str(), MNT_DETACH);
+    } else {
+      std::filesystem::remove_all(path_, ec);
+      return;
+    }
+    ::rmdir(path_.c_str());
+  }
+  const std::string& path() const { return path_; }
+  bool mounted() const { return mounted_; }  // a 16 MiB tmpfs of its own (root), not /dev/shm
+
+ private:
+  std::string path_;
+  bool mounted_ = false;
+};
 
 }  // namespace pxfer::test

@@ -1,0 +1,105 @@
+#include "io/space_reservation.hpp"
+
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "pxfer/error.hpp"
+
+namespace pxfer {
+namespace {
+
+[[noreturn]] void throw_space(std::uint64_t size, const std::string& path, int err) {
+  Errc code = err == ENOSPC || err == EDQUOT ? Errc::local_io : errc_from_errno(err);
+  std::string hint = err == ENOSPC ? " (free some space or choose another destination)"
+                     : err == EDQUOT ? " (quota exceeded)" : "";
+  throw Error(code, "cannot allocate " + std::to_string(size) + " bytes for " + path + ": " + errno_text(err) + hint);
+}
+
+}  // namespace
+
+SpaceReservation::Steps SpaceReservation::default_steps(int fd) {
+  Steps steps;
+  struct statfs fs {};
+  steps.background = ::fstatfs(fd, &fs) == 0 && fs.f_type == TMPFS_MAGIC;
+  return steps;
+}
+
+int SpaceReservation::allocate(std::uint64_t offset, std::uint64_t length) const {
+  int rc = ::posix_fallocate(fd_, static_cast<off_t>(offset), static_cast<off_t>(length));
+  // Not supported here: the file is only sized (below), as before there was a reservation.
+  if (rc == EOPNOTSUPP || rc == EINVAL) rc = 0;
+  return rc;
+}
+
+void SpaceReservation::start(int fd, std::uint64_t size, const std::string& path, Steps steps) {
+  fd_ = fd;
+  size_ = size;
+  path_ = path;
+  steps_ = steps;
+  if (size == 0) return;
+  reserved_ = 0;
+  // Sized first, so that the steps below never change the size and a write anywhere is inside it.
+  if (::ftruncate(fd, static_cast<off_t>(size)) != 0) throw_space(size, path, errno);
+  const std::uint64_t first = steps.background ? std::min(size, std::max<std::uint64_t>(steps.first, 1)) : size;
+  if (int rc = allocate(0, first); rc != 0) throw_space(size, path, rc);
+  reserved_ = first;
+  if (reserved_ < size_) thread_ = std::thread([this] { run(); });
+}
+
+void SpaceReservation::run() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_ && error_ == 0 && reserved_ < size_) {
+    changed_.wait(lock, [&] { return stopping_ || writers_waiting_.load() == 0; });
+    if (stopping_) break;
+    const std::uint64_t length = std::min(size_ - reserved_, std::max<std::uint64_t>(steps_.step, 1));
+    if (int rc = allocate(reserved_, length); rc != 0)
+      error_ = rc;
+    else
+      reserved_ += length;
+    changed_.notify_all();
+  }
+}
+
+SpaceReservation::Gate SpaceReservation::enter(std::uint64_t end) {
+  ++writers_waiting_;
+  std::unique_lock lock(mutex_);
+  --writers_waiting_;
+  if (reserved_ < end && error_ == 0 && !stopping_) {
+    changed_.notify_all();  // the thread may be waiting for this writer to pass
+    changed_.wait(lock, [&] { return reserved_ >= end || error_ != 0 || stopping_; });
+  }
+  if (reserved_ < end) {
+    int err = error_ != 0 ? error_ : ENOSPC;
+    lock.unlock();
+    changed_.notify_all();
+    throw_space(size_, path_, err);
+  }
+  return Gate(*this, std::move(lock));
+}
+
+SpaceReservation::Gate::~Gate() {
+  if (!lock_.owns_lock()) return;  // moved from
+  lock_.unlock();
+  owner_->changed_.notify_all();
+}
+
+void SpaceReservation::stop() noexcept {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+std::uint64_t SpaceReservation::reserved() {
+  std::lock_guard lock(mutex_);
+  return reserved_;
+}
+
+}  // namespace pxfer
