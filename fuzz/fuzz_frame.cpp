@@ -35,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   Message taken;
   DecodeStatus taken_status = payload.size() < header.length
                                   ? DecodeStatus::truncated
-                                  : decode_message(header, std::vector<std::uint8_t>(payload.begin(), payload.begin() + header.length), taken);
+                                  : decode_message(header, Blob(payload.first(header.length)), taken);
   if (taken_status != status) std::abort();
   if (status == DecodeStatus::ok && encode(taken) != encode(message)) std::abort();
   if (status != DecodeStatus::ok) {

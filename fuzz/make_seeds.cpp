@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
   put_small.value = "0a3c1f2e";
   put_small.mtime_ns = 1700000000123456789;
   put_small.transfer_id.fill(0x42);
-  put_small.data.assign(300, 0x5a);
+  put_small.data = Blob(std::vector<std::uint8_t>(300, 0x5a));
   write(dir, "put_small", encode(put_small));
   write(dir, "put_small_ok", encode(PutSmallOk{17, 0, "0a3c1f2e", ""}));
   write(dir, "get_small", encode(GetSmall{18, 2, "small/f18.dat"}));

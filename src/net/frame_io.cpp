@@ -26,7 +26,7 @@ awaitable<wire::Message> read_payload(Connection& conn, const wire::FrameHeader&
     throw Error(Errc::protocol, "unexpected BLOCK frame from " + conn.peer());
   // decode_header bounded the length by its type: at most max_control_payload, or
   // max_small_payload for a small file's frame.
-  std::vector<std::uint8_t> payload(header.length);
+  auto payload = wire::Blob::uninitialized(header.length);  // not zero-filled: read over at once
   co_await conn.read_exact(payload);
   wire::Message message;
   auto status = wire::decode_message(header, std::move(payload), message);  // a small file's bytes: not copied

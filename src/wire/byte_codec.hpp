@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "wire/blob.hpp"
+
 namespace pxfer::wire::detail {
 
 class Writer {
@@ -58,16 +60,17 @@ class Reader {
     return s;
   }
   // Reads a u32-prefixed byte string, refusing lengths over `limit` before allocating. A blob
-  // that ends the input of a Reader given its input's vector (take_from) takes that vector and
-  // drops the bytes before it: a small file's data is not copied into a second buffer.
-  void blob(std::vector<std::uint8_t>& out, std::size_t limit) {
+  // that ends the input of a Reader given its input's buffer (take_from) takes that buffer and
+  // drops the bytes before it without moving the rest: a small file's data stays where it was
+  // read (wire/blob.hpp).
+  void blob(Blob& out, std::size_t limit) {
     std::uint32_t n = u32();
     if (!truncated_ && n > limit) too_long_ = true;
     if (too_long_ || !need(n)) return;
     if (source_ && pos_ + n == in_.size()) {
       out = std::move(*source_);
-      source_ = nullptr;  // in_ still points into `out`, whose front is dropped: nothing is read after this
-      out.erase(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(pos_));
+      source_ = nullptr;  // in_ still points into `out`: nothing is read after this
+      out.drop_front(pos_);
       pos_ += n;
       return;
     }
@@ -75,7 +78,7 @@ class Reader {
     pos_ += n;
   }
   // `v` holds exactly this Reader's input; a final blob may take it (blob above).
-  void take_from(std::vector<std::uint8_t>& v) {
+  void take_from(Blob& v) {
     if (v.data() == in_.data() && v.size() == in_.size()) source_ = &v;
   }
   // For a count field over its limit: the message is refused as too long.
@@ -100,7 +103,7 @@ class Reader {
     return v;
   }
   std::span<const std::uint8_t> in_;
-  std::vector<std::uint8_t>* source_ = nullptr;
+  Blob* source_ = nullptr;
   std::size_t pos_ = 0;
   bool truncated_ = false;
   bool too_long_ = false;

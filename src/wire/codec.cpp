@@ -23,7 +23,7 @@ void put_header(std::uint8_t* out, FrameType type, std::uint32_t length) {
 }
 
 template <class M>
-DecodeStatus decode_as(std::span<const std::uint8_t> payload, Message& out, std::vector<std::uint8_t>* source) {
+DecodeStatus decode_as(std::span<const std::uint8_t> payload, Message& out, Blob* source) {
   M m{};
   Decode io{Reader(payload)};
   if (source) io.r.take_from(*source);
@@ -102,7 +102,7 @@ DecodeStatus decode_header(std::span<const std::uint8_t> bytes, FrameHeader& out
 
 namespace {
 DecodeStatus decode_frame(const FrameHeader& header, std::span<const std::uint8_t> payload, Message& out,
-                          std::vector<std::uint8_t>* source) {
+                          Blob* source) {
   if (payload.size() < header.length) return DecodeStatus::truncated;
   payload = payload.first(header.length);
   if (header.type == FrameType::hello) {
@@ -125,7 +125,7 @@ DecodeStatus decode_message(const FrameHeader& header, std::span<const std::uint
   return decode_frame(header, payload, out, nullptr);
 }
 
-DecodeStatus decode_message(const FrameHeader& header, std::vector<std::uint8_t>&& payload, Message& out) {
+DecodeStatus decode_message(const FrameHeader& header, Blob&& payload, Message& out) {
   // Only a payload of exactly the frame's length may be taken (the blob must end the frame).
   return decode_frame(header, payload, out, payload.size() == header.length ? &payload : nullptr);
 }

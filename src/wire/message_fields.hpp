@@ -30,7 +30,7 @@ struct Encode {
                                    std::to_string(limit) + " bytes (\"" + s.substr(0, 40) + "...\")");
     w.str(s);
   }
-  void blob(const std::vector<std::uint8_t>& b, std::size_t limit) {
+  void blob(const Blob& b, std::size_t limit) {
     if (b.size() > limit)
       throw Error(Errc::usage, "a byte field of " + std::to_string(b.size()) + " bytes is over its limit of " +
                                    std::to_string(limit) + " bytes");
@@ -63,7 +63,7 @@ struct Decode {
   void u64(std::uint64_t& v) { v = r.u64(); }
   void token(Token& t) { r.bytes(t); }
   void str(std::string& s, std::size_t limit) { s = r.str(limit); }
-  void blob(std::vector<std::uint8_t>& b, std::size_t limit) { r.blob(b, limit); }
+  void blob(Blob& b, std::size_t limit) { r.blob(b, limit); }
   // Reads a list's length and sizes the vector, refusing a count over `limit` before allocating.
   template <class Count, class Vector>
   bool count(Vector& v, std::size_t limit) {

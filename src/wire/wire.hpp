@@ -10,6 +10,7 @@
 
 #include "pxfer/limits.hpp"
 #include "pxfer/wire_types.hpp"
+#include "wire/blob.hpp"
 
 namespace pxfer::wire {
 
@@ -388,7 +389,7 @@ struct PutSmall {
   // As OPEN's: a retry (with OPEN) of a put whose answer was lost is answered from the server's
   // record of this commit instead of failing on the file it finds in place.
   Token transfer_id{};
-  std::vector<std::uint8_t> data;  // the whole file, at most max_small_file bytes
+  Blob data;  // the whole file, at most max_small_file bytes
 };
 struct PutSmallOk {
   std::uint32_t id = 0;
@@ -409,7 +410,7 @@ struct GetSmallOk {
   std::int64_t mtime_ns = 0;
   std::string value;          // the server's digest of `data`
   std::string message;        // why not, when code != 0
-  std::vector<std::uint8_t> data;
+  Blob data;
 };
 struct InfoRequest {};
 struct Info {
@@ -463,7 +464,7 @@ DecodeStatus decode_header(std::span<const std::uint8_t> bytes, FrameHeader& out
 DecodeStatus decode_message(const FrameHeader& header, std::span<const std::uint8_t> payload, Message& out);
 // The same, for a payload of exactly header.length bytes that the caller gives up: a byte string
 // that ends the frame (a small file's data) takes the vector instead of being copied out of it.
-DecodeStatus decode_message(const FrameHeader& header, std::vector<std::uint8_t>&& payload, Message& out);
+DecodeStatus decode_message(const FrameHeader& header, Blob&& payload, Message& out);
 // The first block_header_size bytes of a block frame's payload.
 DecodeStatus decode_block_header(const FrameHeader& header, std::span<const std::uint8_t> payload,
                                  BlockHeader& out) noexcept;

@@ -508,3 +508,40 @@ TEST(FileSink, OnTmpfsTheWholeFileIsReservedAndWhatCannotFitIsRefused) {
 
 }  // namespace
 }  // namespace pxfer
+
+namespace pxfer {
+namespace {
+// A small file (a sink that reserves nothing: PUT_SMALL, GET_SMALL) into a full file system: no
+// free-space probe before it (one fstatfs per file less), and its one write fails with the same
+// "No space left on device (free some space ...)" line; nothing is left behind.
+TEST(FileSink, ASmallFileIntoAFullFileSystemFailsAtItsWrite) {
+  test::TmpfsDir tmp;
+  if (tmp.path().empty() || !tmp.mounted())
+    GTEST_SKIP() << "needs a tmpfs of its own to fill: mounting one needs root (CI runs as root)";
+  {
+    std::ofstream filler(tmp.path() + "/filler");
+    std::string chunk(1 << 16, 'x');
+    while (filler.write(chunk.data(), static_cast<std::streamsize>(chunk.size()))) {
+    }
+  }
+  Directory dir = Directory::open_root(tmp.path(), true);
+  SinkOptions options;
+  options.reserve = false;
+  options.watch_directory = false;
+  std::vector<std::uint8_t> data(64 * 1024, 7);
+  try {
+    FileSink sink(dir, "small.bin", data.size(), options);
+    sink.write_at(0, data);
+    ADD_FAILURE() << "a write into a full file system passed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::local_io);
+    EXPECT_NE(std::string(e.what()).find("No space left on device"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("free some space"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("small.bin"), std::string::npos) << e.what();
+  }
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(tmp.path())) names.push_back(e.path().filename().string());
+  EXPECT_EQ(names, std::vector<std::string>{"filler"});
+}
+}  // namespace
+}  // namespace pxfer

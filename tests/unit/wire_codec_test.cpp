@@ -971,29 +971,30 @@ TEST(WireCodecRandom, SingleByteMutationsOfValidFramesNeverCrashAndVerdictsAgree
   EXPECT_GT(decoded_ok, 1000);
 }
 
-// The decoder that takes its payload moves a small file's data out of it instead of copying:
+// The decoder that takes its payload leaves a small file's data where it was read (no copy, no move):
 // the same message as the copying decoder, every field in place, for both small-file frames,
 // and the same verdict on a bad one.
 TEST(WireCodecSmallFiles, TheTakingDecoderMovesTheDataAndAgreesWithTheCopyingOne) {
   std::vector<std::uint8_t> bytes(70000);
   for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::uint8_t>(i * 7);
-  PutSmall put{9, open_sync, 2, "cms/store/f.root", std::string(64, 'e'), 123456789, make_token(3), bytes};
-  GetSmallOk get{11, 0, 0, bytes.size(), 42, "0a3c1f2e", "", bytes};
+  PutSmall put{9, open_sync, 2, "cms/store/f.root", std::string(64, 'e'), 123456789, make_token(3), Blob(bytes)};
+  GetSmallOk get{11, 0, 0, bytes.size(), 42, "0a3c1f2e", "", Blob(bytes)};
   for (const Message& m : {Message(put), Message(get), Message(GetSmallOk{12, 0, 0, 3, 0, "x", "", {1, 2}})}) {
     Bytes frame = encode(m);
     FrameHeader header;
     ASSERT_EQ(decode_header(frame, header), DecodeStatus::ok);
     Message copied, taken;
     const auto copied_status = decode_message(header, std::span<const std::uint8_t>(frame).subspan(header_size), copied);
-    Bytes payload(frame.begin() + header_size, frame.end());
+    Blob payload(std::span<const std::uint8_t>(frame).subspan(header_size));
     const std::uint8_t* storage = payload.data();
     const auto taken_status = decode_message(header, std::move(payload), taken);
     ASSERT_EQ(taken_status, copied_status);
     if (taken_status != DecodeStatus::ok) continue;  // the third: data shorter than its size
     EXPECT_EQ(encode(taken), encode(copied));
     const auto& data = std::holds_alternative<PutSmall>(taken) ? std::get<PutSmall>(taken).data : std::get<GetSmallOk>(taken).data;
-    EXPECT_EQ(data, bytes);
-    EXPECT_EQ(data.data(), storage) << "the data was copied, not taken from the payload";
+    EXPECT_EQ(data, Blob(bytes));
+    // In place: the fields in front of it are dropped, the bytes neither copied nor moved.
+    EXPECT_EQ(data.data(), storage + header.length - data.size()) << "the data was copied or moved, not taken in place";
   }
 }
 
@@ -1089,7 +1090,7 @@ TEST(WireCodec, NamespaceFlagsAndKindsOutOfRangeAreBadField) {
 // Small-file frames (cap_small_files): a whole file of up to max_small_file bytes fits, one byte
 // more is refused before anything is allocated, and an answer's data must match its size.
 TEST(WireCodecSmallFiles, AWholeSmallFileRoundTripsAndOneByteMoreIsRefused) {
-  PutSmall put{7, open_overwrite, 1, "atlas/f.root", "0a3c1f2e", 0, make_token(1), std::vector<std::uint8_t>(max_small_file, 0x5a)};
+  PutSmall put{7, open_overwrite, 1, "atlas/f.root", "0a3c1f2e", 0, make_token(1), Blob(std::vector<std::uint8_t>(max_small_file, 0x5a))};
   Message out;
   ASSERT_EQ(decode_frame(encode(put), out), DecodeStatus::ok);
   EXPECT_EQ(std::get<PutSmall>(out).data.size(), max_small_file);

@@ -61,7 +61,7 @@ struct HostileServer::Impl {
           ok.id = get->id;
           ok.size = small_data.size();
           ok.value = small_value;
-          ok.data = small_data;
+          ok.data = wire::Blob(small_data);
           reply = std::move(ok);
         }
         co_await net::send_message(*conn, reply);
