@@ -74,7 +74,9 @@ SpaceReservation::Gate SpaceReservation::enter(std::uint64_t end) {
     changed_.wait(lock, [&] { return reserved_ >= end || error_ != 0 || stopping_; });
   }
   if (reserved_ < end) {
-    int err = error_ != 0 ? error_ : ENOSPC;
+    // Short of `end`: the reservation failed there, or it was stopped (the sink is going; no
+    // write is expected then).
+    int err = error_ != 0 ? error_ : ECANCELED;
     lock.unlock();
     changed_.notify_all();
     throw_space(size_, path_, err);
