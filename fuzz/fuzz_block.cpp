@@ -32,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (header.type != FrameType::block) continue;
     BlockHeader block;
     if (decode_block_header(header, payload, block) != DecodeStatus::ok) continue;
-    if (block.wire_length + block_header_size + wire::block_trailer_size(block.flags) != header.length) std::abort();
+    if (block.wire_length + block_header_size + wire::block_tag_size != header.length) std::abort();
     auto headers = encode_block_header(block);
     auto body = payload.subspan(block_header_size, block.wire_length);
     BlockTag tag{};

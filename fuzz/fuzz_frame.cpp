@@ -22,8 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     BlockHeader block;
     if (decode_block_header(header, payload, block) != DecodeStatus::ok) return 0;
     if (block.raw_length == 0 || block.raw_length > max_block_size) std::abort();
-    // The trailer (the Adler-32 when flagged, then the tag) follows the payload, counted in the frame's length.
-    if (block.wire_length + block_header_size + block_trailer_size(block.flags) != header.length) std::abort();
+    // The tag (block_tag_size bytes) follows the payload, and is counted in the frame's length.
+    if (block.wire_length + block_header_size + block_tag_size != header.length) std::abort();
     auto again = encode_block_header(block);
     if (std::memcmp(again.data(), data, header_size - 2) != 0) std::abort();  // flags aside
     if (std::memcmp(again.data() + header_size, payload.data(), block_header_size) != 0) std::abort();

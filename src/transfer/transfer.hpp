@@ -173,9 +173,8 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   awaitable<void> receive_blocks(Connection& conn, StreamRun& run);
   awaitable<void> watch_progress(Connection& conn, StreamRun& run);
   awaitable<void> send_block(Connection& conn, StreamRun& run, Block block, std::vector<std::uint8_t>& buffer);
-  awaitable<void> send_whole_block(Connection& conn, StreamRun& run, Block block, std::uint32_t flags,
-                                   std::span<const std::uint8_t> header_bytes, std::vector<std::uint8_t>& buffer);
-  std::uint32_t block_flags() const;
+  awaitable<void> send_whole_block(Connection& conn, StreamRun& run, Block block, std::span<const std::uint8_t> header_bytes,
+                                   std::vector<std::uint8_t>& buffer);
   awaitable<void> send_compressible(Connection& conn, StreamRun& run, Block block, std::vector<std::uint8_t>& buffer,
                                     BlockCompressor& compressor);
   awaitable<void> finish_received_block(Connection& conn, StreamRun& run, const wire::BlockHeader& header,
@@ -183,8 +182,6 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   awaitable<void> receive_payload(Connection& conn, StreamRun& run, const wire::BlockHeader& header,
                                   std::span<std::uint8_t> data, BlockDigest& digest, std::uint32_t& adler);
   awaitable<void> check_tag(Connection& conn, StreamRun& run, const wire::BlockHeader& header);
-  awaitable<void> check_trailer(Connection& conn, StreamRun& run, const wire::BlockHeader& header, BlockDigest& digest,
-                                std::uint32_t& adler);
   awaitable<void> wait_streams();
   void release_slot(std::uint16_t index, const Connection& conn);
   void check_complete();

@@ -12,26 +12,6 @@ namespace pxfer::transfer {
 
 inline const wire::Message ping_message = wire::Ping{0};
 
-// What follows a BLOCK's payload: the block's Adler-32 when the header carries block_adler32
-// (fed to the MAC first, so the tag covers it), then the tag.
-struct BlockTrailer {
-  std::array<std::uint8_t, wire::block_adler_size + wire::block_tag_size> bytes{};
-  std::size_t size = 0;
-  std::span<const std::uint8_t> span() const { return {bytes.data(), size}; }
-};
-inline BlockTrailer finish_block(BlockMac& mac, std::uint32_t flags, std::uint32_t adler) {
-  BlockTrailer t;
-  if (flags & wire::block_adler32) {
-    for (int i = 0; i < 4; ++i) t.bytes[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(adler >> (24 - 8 * i));
-    mac.update(std::span<const std::uint8_t>(t.bytes.data(), wire::block_adler_size));
-    t.size = wire::block_adler_size;
-  }
-  const BlockTag tag = mac.finish();
-  std::copy(tag.begin(), tag.end(), t.bytes.begin() + static_cast<std::ptrdiff_t>(t.size));
-  t.size += tag.size();
-  return t;
-}
-
 // TCP_INFO of an open stream into its figures.
 void refresh_tcp(StreamStats& s, int fd);
 

@@ -138,20 +138,11 @@ awaitable<void> Transfer::send_blocks(Connection& conn, StreamRun& run) {
   co_await net::send_message(conn, end_message);
 }
 
-// The sender's per-block Adler-32 goes with the block (wire::block_adler32) whenever it computes
-// one for the whole-file checksum: the receiver takes it under the tag instead of hashing the
-// bytes again (docs/performance.md section 19). Not with a stored checksum (FileDigest::known),
-// where the sender hashes nothing and the receiver's own pass is the check against it.
-std::uint32_t Transfer::block_flags() const {
-  return settings_.checksum == ChecksumAlgo::adler32 && digest_->reads_bytes() ? std::uint32_t{wire::block_adler32} : 0;
-}
-
 awaitable<void> Transfer::send_block(Connection& conn, StreamRun& run, Block block, std::vector<std::uint8_t>& buffer) {
-  wire::BlockHeader header{block.offset, block.length, block_flags(), block.length};
+  wire::BlockHeader header{block.offset, block.length, 0, block.length};
   auto header_bytes = wire::encode_block_header(header);
   run.mac->begin(header_bytes);
-  if (conn.tls() && block.length <= pipeline_chunk)
-    co_return co_await send_whole_block(conn, run, block, header.flags, header_bytes, buffer);
+  if (conn.tls() && block.length <= pipeline_chunk) co_return co_await send_whole_block(conn, run, block, header_bytes, buffer);
   co_await conn.write_all(header_bytes);
   // A clear stream sends straight from a mapping of the source: the hash and the MAC read the
   // page cache and send() copies it into the socket, one copy per byte instead of two (mapping
@@ -186,8 +177,8 @@ awaitable<void> Transfer::send_block(Connection& conn, StreamRun& run, Block blo
     }
     done += n;
   }
-  const BlockTrailer trailer = finish_block(*run.mac, header.flags, digest.running);
-  co_await conn.write_all(trailer.span());
+  const BlockTag tag = run.mac->finish();
+  co_await conn.write_all(tag);
   if (!mapped) {
     digest_->complete(digest, data);
   } else if (!mapped->guarded([&] { digest_->complete(digest, data); })) {
@@ -200,16 +191,16 @@ awaitable<void> Transfer::send_block(Connection& conn, StreamRun& run, Block blo
 // Under TLS, a block of one chunk (every small file) is read, hashed and MACed first and then
 // leaves in one write with its headers and tag: one run of TLS records and one send instead of
 // three of each.
-awaitable<void> Transfer::send_whole_block(Connection& conn, StreamRun& run, Block block, std::uint32_t flags,
+awaitable<void> Transfer::send_whole_block(Connection& conn, StreamRun& run, Block block,
                                            std::span<const std::uint8_t> header_bytes, std::vector<std::uint8_t>& buffer) {
   std::span<std::uint8_t> data(buffer.data(), block.length);
   source_->read_at(block.offset, data);
   BlockDigest digest{block.offset};
   digest_->update(digest, data);
   run.mac->update(data);
-  const BlockTrailer trailer = finish_block(*run.mac, flags, digest.running);
+  const BlockTag tag = run.mac->finish();
   // (g++ 12 miscompiles a braced list of spans inside co_await: "array used as initializer".)
-  std::vector<std::span<const std::uint8_t>> parts{header_bytes, data, trailer.span()};
+  std::vector<std::span<const std::uint8_t>> parts{header_bytes, data, tag};
   co_await conn.write_parts(parts);
   run.stats.bytes.fetch_add(block.length, std::memory_order_relaxed);
   digest_->complete(digest, data);
@@ -232,17 +223,16 @@ awaitable<void> Transfer::send_compressible(Connection& conn, StreamRun& run, Bl
   digest_->complete(digest, data);
   std::span<const std::uint8_t> packed = compressor.compress(data);
   std::span<const std::uint8_t> payload = packed.empty() ? std::span<const std::uint8_t>(data) : packed;
-  wire::BlockHeader header{block.offset, block.length,
-                           (packed.empty() ? 0u : std::uint32_t{wire::block_compressed_zstd}) | block_flags(),
+  wire::BlockHeader header{block.offset, block.length, packed.empty() ? 0u : std::uint32_t{wire::block_compressed_zstd},
                            static_cast<std::uint32_t>(payload.size())};
   auto header_bytes = wire::encode_block_header(header);
   run.mac->begin(header_bytes);
   run.mac->update(payload);
-  const BlockTrailer trailer = finish_block(*run.mac, header.flags, digest.running);
+  const BlockTag tag = run.mac->finish();
   co_await conn.write_all(header_bytes);
   auto start = Clock::now();
   co_await conn.write_all(payload, packed.empty() ? &run.stats.bytes : nullptr);
-  co_await conn.write_all(trailer.span());
+  co_await conn.write_all(tag);
   compressor.sent(payload.size(), std::chrono::duration<double>(Clock::now() - start).count());
   if (!packed.empty()) run.stats.bytes.fetch_add(block.length, std::memory_order_relaxed);
   run.stats.blocks.fetch_add(1, std::memory_order_relaxed);
@@ -319,7 +309,7 @@ awaitable<void> Transfer::receive_blocks(Connection& conn, StreamRun& run) {
       co_await net::send_message(conn, end_message);
       co_return;
     }
-    if (frame.length < wire::block_header_size + wire::block_tag_size)  // decode_block_header checks the rest
+    if (frame.length < wire::block_header_size + wire::block_tag_size)
       throw Error(Errc::protocol, "truncated BLOCK frame from " + conn.peer());
     co_await conn.read_exact(block_bytes);
     wire::BlockHeader header;
@@ -342,23 +332,19 @@ awaitable<void> Transfer::receive_blocks(Connection& conn, StreamRun& run) {
 // checked; nothing is written here.
 awaitable<void> Transfer::receive_payload(Connection& conn, StreamRun& run, const wire::BlockHeader& header,
                                           std::span<std::uint8_t> data, BlockDigest& digest, std::uint32_t& adler) {
-  // The sender's Adler-32 of the block comes under the tag (wire::block_adler32): with the tag
-  // verified, it is the Adler-32 of exactly these bytes, so the receiver does not hash them again.
-  const bool given = (header.flags & wire::block_adler32) != 0;
-  const bool hashing = !(given && settings_.checksum == ChecksumAlgo::adler32);
   // The journal keeps each block's Adler-32; the adler32 digest computes it anyway.
-  const bool journal_adler = !given && sink_->resuming() && settings_.checksum != ChecksumAlgo::adler32;
+  const bool journal_adler = sink_->resuming() && settings_.checksum != ChecksumAlgo::adler32;
   if (header.flags & wire::block_compressed_zstd) {
     if (!run.decompressor) run.decompressor = std::make_unique<BlockDecompressor>();
     run.packed.resize(header.wire_length);  // < raw_length <= block size: checked by the decoder
     co_await conn.read_exact(run.packed);
     run.heard();
     run.mac->update(run.packed);
-    co_await check_trailer(conn, run, header, digest, adler);
+    co_await check_tag(conn, run, header);
     run.decompressor->decompress(run.packed, data);
     run.stats.bytes.fetch_add(header.raw_length, std::memory_order_relaxed);
-    if (hashing) digest_->update(digest, data);
-    if (!given) adler = settings_.checksum == ChecksumAlgo::adler32 ? digest.running : sink_->resuming() ? adler32_of(data) : 0;
+    digest_->update(digest, data);
+    adler = settings_.checksum == ChecksumAlgo::adler32 ? digest.running : sink_->resuming() ? adler32_of(data) : 0;
     co_return;
   }
   std::size_t maced = 0;  // the MAC is fed whole 16-byte units while the pieces arrive (faster)
@@ -367,28 +353,15 @@ awaitable<void> Transfer::receive_payload(Connection& conn, StreamRun& run, cons
     run.heard();
     run.stats.bytes.fetch_add(n, std::memory_order_relaxed);
     auto piece = data.subspan(received, n);
-    if (hashing) digest_->update(digest, piece);
+    digest_->update(digest, piece);
     if (journal_adler) adler = adler32_of(piece, adler);
     received += n;
     const std::size_t whole = received == data.size() ? received : received & ~std::size_t{15};
     if (whole > maced) run.mac->update(data.subspan(maced, whole - maced));
     maced = std::max(maced, whole);
   }
-  co_await check_trailer(conn, run, header, digest, adler);
-  if (!given && !journal_adler) adler = digest.running;
-}
-
-// After the payload: the sender's Adler-32 when the header says so (into the MAC, and once the tag
-// verified, into `digest` and `adler` for the adler32 digest and the journal), then the tag.
-awaitable<void> Transfer::check_trailer(Connection& conn, StreamRun& run, const wire::BlockHeader& header,
-                                        BlockDigest& digest, std::uint32_t& adler) {
-  if (!(header.flags & wire::block_adler32)) co_return co_await check_tag(conn, run, header);
-  std::array<std::uint8_t, wire::block_adler_size> value{};
-  co_await conn.read_exact(value);
-  run.mac->update(value);
   co_await check_tag(conn, run, header);
-  adler = std::uint32_t{value[0]} << 24 | std::uint32_t{value[1]} << 16 | std::uint32_t{value[2]} << 8 | value[3];
-  if (settings_.checksum == ChecksumAlgo::adler32) digest.running = adler;
+  if (!journal_adler) adler = digest.running;
 }
 
 // A block whose tag does not verify was changed or made up on the path: nothing of it is kept,

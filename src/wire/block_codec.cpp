@@ -19,11 +19,9 @@ DecodeStatus decode_block_header(const FrameHeader& header, std::span<const std:
   b.offset = r.u64();
   b.raw_length = r.u32();
   b.flags = r.u32();
-  if ((b.flags & ~std::uint32_t{block_compressed_zstd | block_adler32}) != 0) return DecodeStatus::bad_field;
-  const std::size_t fixed = block_header_size + block_trailer_size(b.flags);
-  if (header.length < fixed) return DecodeStatus::truncated;
-  b.wire_length = header.length - static_cast<std::uint32_t>(fixed);
+  b.wire_length = header.length - static_cast<std::uint32_t>(block_header_size + block_tag_size);
   if (b.raw_length == 0 || b.raw_length > max_block_size) return DecodeStatus::bad_field;
+  if ((b.flags & ~std::uint32_t{block_compressed_zstd}) != 0) return DecodeStatus::bad_field;
   if (!(b.flags & block_compressed_zstd) && b.wire_length != b.raw_length) return DecodeStatus::bad_field;
   // A compressed block is only sent when it shrank, so it is never longer than its data.
   if ((b.flags & block_compressed_zstd) && (b.wire_length == 0 || b.wire_length >= b.raw_length)) return DecodeStatus::bad_field;
@@ -35,7 +33,7 @@ DecodeStatus decode_block_header(const FrameHeader& header, std::span<const std:
 std::array<std::uint8_t, header_size + block_header_size> encode_block_header(const BlockHeader& block) {
   std::vector<std::uint8_t> tmp;
   Writer w(tmp);
-  w.u32(static_cast<std::uint32_t>(block_header_size + block_trailer_size(block.flags)) + block.wire_length);
+  w.u32(static_cast<std::uint32_t>(block_header_size + block_tag_size) + block.wire_length);
   w.u16(static_cast<std::uint16_t>(FrameType::block));
   w.u16(0);
   w.u64(block.offset);

@@ -80,8 +80,7 @@ bool valid(const Listing& l) {
 }  // namespace
 
 std::uint32_t max_payload(FrameType type) noexcept {
-  if (type == FrameType::block)
-    return static_cast<std::uint32_t>(block_header_size + block_trailer_size(block_adler32)) + max_block_size;
+  if (type == FrameType::block) return static_cast<std::uint32_t>(block_header_size + block_tag_size) + max_block_size;
   std::uint32_t limit = 0;
   traits::with_message_type(type, [&](auto m) { limit = traits::Traits<decltype(m)>::max_payload; });
   return limit;

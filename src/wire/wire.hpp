@@ -17,10 +17,9 @@ namespace pxfer::wire {
 inline constexpr std::uint32_t magic = 0x50584652;  // "PXFR", first field of HELLO
 // 2: TLS 1.3 control connections, AUTH. 3: data streams prove themselves on ATTACH (a MAC under
 // a key from the control connection's TLS exporter, ATTACH_CHALLENGE / ATTACH_PROOF) and every
-// BLOCK carries a 16-byte Poly1305 tag (checksum/block_mac.hpp). 4: a BLOCK may carry its data's
-// Adler-32 under the tag (block_adler32). Peers of different versions refuse each other at HELLO
-// with one clear line.
-inline constexpr std::uint16_t protocol_version = 4;
+// BLOCK carries a 16-byte Poly1305 tag (checksum/block_mac.hpp). Peers of different versions refuse
+// each other at HELLO with one clear line.
+inline constexpr std::uint16_t protocol_version = 3;
 inline constexpr std::size_t header_size = 8;       // u32 length, u16 type, u16 flags
 inline constexpr std::uint32_t max_control_payload = 64 * 1024;
 inline constexpr std::uint32_t min_block_size = limits::min_block_size;  // limits.hpp is their home
@@ -128,15 +127,7 @@ constexpr bool moves_on_control(std::uint32_t open_flags, std::uint64_t size, st
 inline constexpr std::size_t max_auth_token = 256;     // AUTH token text
 inline constexpr std::size_t max_identity_length = 128;
 enum AuthRights : std::uint8_t { right_read = 1u << 0, right_write = 1u << 1 };
-// block_adler32: the Adler-32 of the block's raw data (u32) follows the payload, before the tag,
-// and the tag covers it. The sender hashes the bytes anyway; the receiver then needs no Adler-32
-// pass of its own: the tag proves the bytes and the value are the sender's (docs/protocol.md).
-enum BlockFlags : std::uint32_t { block_compressed_zstd = 1u << 0, block_adler32 = 1u << 1 };
-inline constexpr std::size_t block_adler_size = 4;
-// Bytes of a BLOCK frame after its payload: the Adler-32 when flagged, then the tag.
-constexpr std::size_t block_trailer_size(std::uint32_t flags) {
-  return (flags & block_adler32 ? block_adler_size : 0) + block_tag_size;
-}
+enum BlockFlags : std::uint32_t { block_compressed_zstd = 1u << 0 };
 
 using Token = std::array<std::uint8_t, token_size>;
 
