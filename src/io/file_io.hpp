@@ -16,6 +16,10 @@
 
 namespace pxfer {
 
+// A failed file operation as pxfer reports it: "WHAT PATH: reason", with a hint for a full disk
+// or quota (local_io), otherwise the errno's class.
+[[noreturn]] void throw_io(const std::string& what, const std::string& path, int err);
+
 // A directory that confines every path opened through it: with `confined`, paths are resolved
 // with openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS), so "..", absolute paths and symlinks
 // that leave the directory are refused by the kernel. Without it (the client's own files),

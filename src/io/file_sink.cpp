@@ -37,14 +37,14 @@ std::string random_suffix() {
   return buf;
 }
 
+}  // namespace
+
 [[noreturn]] void throw_io(const std::string& what, const std::string& path, int err) {
   Errc code = err == ENOSPC || err == EDQUOT ? Errc::local_io : errc_from_errno(err);
   std::string hint = err == ENOSPC ? " (free some space or choose another destination)"
                      : err == EDQUOT ? " (quota exceeded)" : "";
   throw Error(code, what + " " + path + ": " + errno_text(err) + hint);
 }
-
-}  // namespace
 
 namespace {
 // Abandoned temporary files are looked for before a transfer into a directory, at most once a

@@ -8,20 +8,9 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "pxfer/error.hpp"
+#include "io/file_io.hpp"
 
 namespace pxfer {
-namespace {
-
-[[noreturn]] void throw_space(std::uint64_t size, const std::string& path, int err) {
-  Errc code = err == ENOSPC || err == EDQUOT ? Errc::local_io : errc_from_errno(err);
-  std::string hint = err == ENOSPC ? " (free some space or choose another destination)"
-                     : err == EDQUOT ? " (quota exceeded)" : "";
-  throw Error(code, "cannot allocate " + std::to_string(size) + " bytes for " + path + ": " + errno_text(err) + hint);
-}
-
-}  // namespace
-
 SpaceReservation::Steps SpaceReservation::default_steps(int fd) {
   Steps steps;
   struct statfs fs {};
@@ -44,9 +33,9 @@ void SpaceReservation::start(int fd, std::uint64_t size, const std::string& path
   if (size == 0) return;
   reserved_ = 0;
   // Sized first, so that the steps below never change the size and a write anywhere is inside it.
-  if (::ftruncate(fd, static_cast<off_t>(size)) != 0) throw_space(size, path, errno);
+  if (::ftruncate(fd, static_cast<off_t>(size)) != 0) throw_io("cannot allocate " + std::to_string(size) + " bytes for", path, errno);
   const std::uint64_t first = steps.background ? std::min(size, std::max<std::uint64_t>(steps.first, 1)) : size;
-  if (int rc = allocate(0, first); rc != 0) throw_space(size, path, rc);
+  if (int rc = allocate(0, first); rc != 0) throw_io("cannot allocate " + std::to_string(size) + " bytes for", path, rc);
   reserved_ = first;
   if (reserved_ < size_) thread_ = std::thread([this] { run(); });
 }
@@ -79,7 +68,7 @@ SpaceReservation::Gate SpaceReservation::enter(std::uint64_t end) {
     int err = error_ != 0 ? error_ : ECANCELED;
     lock.unlock();
     changed_.notify_all();
-    throw_space(size_, path_, err);
+    throw_io("cannot allocate " + std::to_string(size_) + " bytes for", path_, err);
   }
   return Gate(*this, std::move(lock));
 }

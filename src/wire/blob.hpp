@@ -54,13 +54,6 @@ class Blob {
     offset_ += n;
     size_ -= n;
   }
-  void push_back(std::uint8_t b) {
-    resize(size_ + 1);
-    data()[size_ - 1] = b;
-  }
-  void pop_back() {
-    if (size_ > 0) --size_;
-  }
   template <class It>
   void assign(It first, It last) {
     const auto n = static_cast<std::size_t>(std::distance(first, last));

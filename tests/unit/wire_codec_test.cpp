@@ -1094,10 +1094,10 @@ TEST(WireCodecSmallFiles, AWholeSmallFileRoundTripsAndOneByteMoreIsRefused) {
   Message out;
   ASSERT_EQ(decode_frame(encode(put), out), DecodeStatus::ok);
   EXPECT_EQ(std::get<PutSmall>(out).data.size(), max_small_file);
-  put.data.push_back(1);
+  put.data.resize(max_small_file + 1);
   EXPECT_THROW(encode(put), Error) << "the encoder never sends an over-long file";
   // The same frame made by hand: its header is within max_small_payload, its data length is not.
-  put.data.pop_back();
+  put.data.resize(max_small_file);
   Bytes frame = encode(put);
   const std::size_t data_length_at = frame.size() - max_small_file - 4;
   frame[data_length_at + 3] = 0x01;  // max_small_file + 1
@@ -1117,7 +1117,7 @@ TEST(WireCodecSmallFiles, AHeaderOverTheSmallPayloadLimitIsTooLong) {
 TEST(WireCodecSmallFiles, AGetAnswerWhoseDataDiffersFromItsSizeIsBadField) {
   GetSmallOk ok{1, 0, 0, 3, 0, "0a3c1f2e", "", {1, 2}};
   EXPECT_EQ(decode_frame(encode(ok)), DecodeStatus::bad_field);
-  ok.data.push_back(3);
+  ok.data = Blob{1, 2, 3};
   EXPECT_EQ(decode_frame(encode(ok)), DecodeStatus::ok);
   ok.too_large = 2;
   EXPECT_EQ(decode_frame(encode(ok)), DecodeStatus::bad_field);
