@@ -3,6 +3,8 @@
 // the client (to build OPEN), the codec (to refuse a frame outside them), the auto controller and
 // the server. Each *_problem() returns "" when a value is within its limit, else what to use
 // instead, so that every caller words a refusal the same way and names its own option.
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -31,6 +33,16 @@ inline constexpr std::uint32_t small_bytes_in_flight = 8u << 20;
 // (max_small_file), so gets are served one at a time. 1 MiB moved a 2,000-file put -r as fast as
 // 4 MiB did, with pxferd's peak RSS at 28 MiB instead of 52 (docs/performance.md section 9).
 inline constexpr std::uint32_t small_batch_bytes = 1u << 20;
+// A data connection whose stream ended cleanly (END both ways) can carry the same client's next
+// file: it says ATTACH again and proves the new transfer's key, so the files of a -r run share one
+// set of streams instead of a TCP handshake and a cold window each (issue 12.3). pxferd waits this
+// long for that ATTACH; a client takes a kept connection only while it has been idle for less than
+// half of it, so it does not meet one the server is closing; and keeps at most this many.
+inline constexpr std::chrono::milliseconds idle_data_stream{10'000};
+inline constexpr std::size_t idle_data_streams_kept = max_streams;
+// Block buffers a process keeps after its streams ended, for the next ones (transfer/block_buffer.hpp):
+// enough for 8 files of 2 streams at the default block size, the -r run where it matters.
+inline constexpr std::size_t kept_block_buffer_bytes = 32u << 20;
 
 // Blocks of a file of `size` bytes: the last may be shorter; an empty file has none.
 constexpr std::uint64_t block_count(std::uint64_t size, std::uint32_t block_size) {

@@ -18,6 +18,7 @@ struct SocketTuning {
   std::uint32_t window = 0;        // SO_SNDBUF/SO_RCVBUF; 0 = kernel autotuning
   std::string congestion;          // TCP_CONGESTION; "" = the system default
   std::uint32_t window_clamp = 0;  // TCP_WINDOW_CLAMP: autotuning stays below it; 0 = none
+  bool operator==(const SocketTuning&) const = default;
 };
 
 // Applies `tuning` (before connect() on a client socket, right after accept() on a server one)

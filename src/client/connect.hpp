@@ -16,6 +16,7 @@
 #include "pxfer/client.hpp"
 #include "pxfer/socket_tuning.hpp"
 #include "pxfer/url.hpp"
+#include "stream_pool.hpp"
 #include "wire/wire.hpp"
 
 namespace pxfer {
@@ -51,6 +52,9 @@ struct ControlLink {
   std::shared_ptr<ClientTrust> trust;
   wire::HelloOk hello;
   wire::AuthOk auth;  // who the server says we are
+  // Data connections between files, shared by every copy of this link (a transfer's streams hold
+  // one); they close with the last copy.
+  std::shared_ptr<StreamPool> idle_streams = std::make_shared<StreamPool>();
 };
 
 // Opens a socket to the first endpoint that answers within `timeout`; `grant` (if given) gets the

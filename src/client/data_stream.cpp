@@ -17,34 +17,42 @@ namespace asio = boost::asio;
 
 namespace {
 
-// Connect, TLS (with --encrypt), ATTACH and its answer: every wait has a deadline, since a stopped
-// pxferd still completes TCP handshakes from its kernel's backlog but never answers.
 // A data stream joined to its transfer, and the key its blocks are authenticated under.
 struct Attached {
   std::shared_ptr<net::Connection> conn;
   MacKey block_key;
 };
 
-// Connects, says ATTACH and proves the stream belongs to the transfer (issue 11): the server's
-// nonce is answered under the transfer's key from the control connection's TLS session, so the
-// token alone, which an observer of a clear stream sees, joins nothing. Every reply has a
-// deadline (issue 16): a server whose kernel accepts while the process is stopped is a stall.
+// Connects (or takes `reused`, a connection kept from an earlier file), says ATTACH and proves
+// the stream belongs to the transfer (issue 11): the server's nonce is answered under the
+// transfer's key from the control connection's TLS session, so the token alone, which an observer
+// of a clear stream sees, joins nothing. Every reply has a deadline (issue 16): a server whose
+// kernel accepts while the process is stopped is a stall.
 net::awaitable<Attached> attach_stream(std::shared_ptr<transfer::Transfer> t, std::uint16_t index, wire::Token token,
-                                       std::shared_ptr<const ControlLink> link, ClientOptions opt) {
+                                       std::shared_ptr<const ControlLink> link, ClientOptions opt,
+                                       std::shared_ptr<net::Connection> reused) {
   auto ex = co_await asio::this_coro::executor;
   auto& stats = t->stream(index);
-  auto socket = co_await connect_socket(ex, link->data_endpoints, t->settings().tuning, opt.connect_timeout,
-                                        link->authority, &stats.local);
-  std::shared_ptr<net::Connection> conn = co_await open_data_connection(socket, opt.encrypt, *link);
+  std::shared_ptr<net::Connection> conn = std::move(reused);
+  if (conn) {
+    stats.local = read_buffers(conn->socket().native_handle(), t->settings().tuning.window);
+  } else {
+    auto socket = co_await connect_socket(ex, link->data_endpoints, t->settings().tuning, opt.connect_timeout,
+                                          link->authority, &stats.local);
+    conn = co_await open_data_connection(socket, opt.encrypt, *link);
+  }
   wire::Message attach = wire::Attach{token, index};
   co_await net::send_message(*conn, attach);
   const auto limit = std::max(t->settings().stall_timeout, std::chrono::milliseconds(1000));
   auto read_reply = [&](const char* what) -> net::awaitable<wire::Message> {
-    auto reply = co_await net::read_message_within(*conn, limit);
-    if (!reply)
-      throw Error(Errc::network, "pxferd at " + link->authority + " did not answer " + what + " of stream " +
-                                     std::to_string(index) + " within " + std::to_string(limit.count() / 1000) + " s");
-    co_return std::move(*reply);
+    for (;;) {
+      auto reply = co_await net::read_message_within(*conn, limit);
+      if (!reply)
+        throw Error(Errc::network, "pxferd at " + link->authority + " did not answer " + what + " of stream " +
+                                       std::to_string(index) + " within " + std::to_string(limit.count() / 1000) + " s");
+      // A kept connection may still hold a heartbeat the server sent as its last stream ended.
+      if (!std::holds_alternative<wire::Ping>(*reply)) co_return std::move(*reply);
+    }
   };
   auto challenge = net::expect<wire::AttachChallenge>(co_await read_reply("ATTACH"), link->authority);
   const MacKey transfer_key = t->data_key();
@@ -69,33 +77,55 @@ net::awaitable<void> until_over(std::shared_ptr<transfer::Transfer> t) {
 
 }  // namespace
 
+StreamPool::Kind kind_of(const transfer::Transfer& t, const ClientOptions& opt) {
+  return StreamPool::Kind{opt.encrypt, t.settings().tuning};
+}
+
 // A connection that breaks or stalls is replaced after a growing pause (its blocks went to the
 // other streams meanwhile); once the policy's retries are spent in a row the slot is given up,
 // and the transfer fails only when every slot was.
 net::awaitable<void> run_data_stream(std::shared_ptr<transfer::Transfer> t, std::uint16_t index, wire::Token token,
-                                     std::shared_ptr<const ControlLink> link, ClientOptions opt) {
+                                     std::shared_ptr<const ControlLink> link, ClientOptions opt,
+                                     std::shared_ptr<net::Connection> reused) {
   auto ex = co_await asio::this_coro::executor;
   const RetryPolicy& policy = stream_reconnect_policy;
   for (unsigned failures = 0;;) {
     std::optional<Error> failure;
     bool moved = false;
+    const bool on_kept = reused != nullptr;
     try {
       auto& stats = t->stream(index);
-      auto attached = co_await net::first_of(attach_stream(t, index, token, link, opt), until_over(t));
+      auto attached = co_await net::first_of(attach_stream(t, index, token, link, opt, std::move(reused)), until_over(t));
+      reused.reset();
       if (!attached) co_return;  // the transfer ended meanwhile
       std::shared_ptr<net::Connection> conn = std::move(attached->conn);
       const MacKey block_key = attached->block_key;
       if (!t->claim_stream(index, conn)) co_return;  // the transfer ended meanwhile
-      spdlog::debug("stream {} attached: local {}, server {}", index, describe(stats.local), describe(stats.remote));
+      spdlog::debug("stream {} attached{}: local {}, server {}", index, on_kept ? " on a kept connection" : "",
+                    describe(stats.local), describe(stats.remote));
       moved = true;
-      co_await t->run_stream(conn, index, block_key);
+      // Kept for the session's next file once the stream ended cleanly: before the transfer counts
+      // as done, so that file finds it.
+      transfer::Transfer::CleanEnd keep;
+      if (link->hello.capabilities & wire::cap_kept_streams)
+        keep = [pool = link->idle_streams, kind = kind_of(*t, opt)](std::shared_ptr<net::Connection> c) {
+          pool->give(std::move(c), kind);
+        };
+      co_await t->run_stream(conn, index, block_key, keep);
       co_return;
     } catch (const Error& e) {
       failure = e;
     } catch (const std::exception& e) {
       failure = Error(Errc::internal, std::string("data stream: ") + e.what());
     }
+    reused.reset();
     if (t->over()) co_return;  // finished, or failed for a reason already reported
+    // A kept connection the server closed meanwhile (its idle deadline, a restart): a new one at
+    // once, not counted against the stream.
+    if (on_kept && !moved) {
+      spdlog::debug("stream {}: the kept connection is gone ({}); connecting a new one", index, failure->what());
+      continue;
+    }
     if (moved) failures = 0;   // it worked for a while
     if (!retryable(failure->code(), RetryScope::connection) || ++failures > policy.retries) {
       t->give_up_stream(index, *failure);

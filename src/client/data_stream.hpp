@@ -1,6 +1,8 @@
 #pragma once
 // One data stream slot of a client's transfer: connect, ATTACH, move blocks, and reconnect under
-// stream_reconnect_policy (pxfer/retry.hpp) when the connection breaks or stalls.
+// stream_reconnect_policy (pxfer/retry.hpp) when the connection breaks or stalls. `reused`, a
+// connection the session kept from an earlier file (client/stream_pool.hpp), is tried first; the
+// coroutine must run on that connection's executor.
 #include <cstdint>
 #include <memory>
 
@@ -9,8 +11,12 @@
 
 namespace pxfer {
 
+// What a data connection of `t` is made as: a kept one of another kind is not used for it.
+StreamPool::Kind kind_of(const transfer::Transfer& t, const ClientOptions& opt);
+
 // Arguments by value: the coroutine outlives its caller's frame (it is spawned detached).
 net::awaitable<void> run_data_stream(std::shared_ptr<transfer::Transfer> t, std::uint16_t index, wire::Token token,
-                                     std::shared_ptr<const ControlLink> link, ClientOptions opt);
+                                     std::shared_ptr<const ControlLink> link, ClientOptions opt,
+                                     std::shared_ptr<net::Connection> reused = nullptr);
 
 }  // namespace pxfer

@@ -246,8 +246,13 @@ awaitable<std::string> run_engine(asio::io_context& ioc, Job& job, std::shared_p
   // An empty file, or one the receiver already has whole, needs no data connection.
   if (!t->nothing_to_move() && !plan.on_control) {
     auto shared_link = std::make_shared<const ControlLink>(link);
-    for (std::uint16_t i = 0; i < plan.settings.streams; ++i)
-      asio::co_spawn(asio::make_strand(ioc), run_data_stream(t, i, token, shared_link, opt), asio::detached);
+    const StreamPool::Kind kind = kind_of(*t, opt);
+    for (std::uint16_t i = 0; i < plan.settings.streams; ++i) {
+      // A connection kept from the session's last file, on whose strand its stream must run.
+      auto kept = link.idle_streams->take(kind);
+      auto ex = kept ? kept->socket().get_executor() : asio::any_io_executor(asio::make_strand(ioc));
+      asio::co_spawn(ex, run_data_stream(t, i, token, shared_link, opt, std::move(kept)), asio::detached);
+    }
   }
   if (job.listener && opt.perf_interval.count() > 0) {
     auto result = co_await net::first_of(t->run_control(link.connection, plan.on_control),

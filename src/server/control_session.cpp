@@ -362,6 +362,33 @@ awaitable<void> control_session(const SessionContext& cx, std::shared_ptr<Connec
   }
 }
 
+// A data connection carries one stream at a time. Once a stream ended cleanly (END both ways),
+// the same client may attach the connection to its next file: one more ATTACH, proven under that
+// transfer's key like any other (issue 12.3, client/stream_pool.hpp). Anything else, or nothing
+// within limits::idle_data_stream, ends it; a refused ATTACH closes it.
+awaitable<void> serve_data_connection(const SessionContext& cx, std::shared_ptr<Connection> conn, wire::Attach first) {
+  wire::Attach attach = first;
+  for (bool kept = false;; kept = true) {
+    if (!co_await cx.transfers.attach(conn, attach, kept)) co_return;
+    const auto deadline = std::chrono::steady_clock::now() + limits::idle_data_stream;
+    std::optional<wire::Message> next;
+    // A heartbeat the client sent as the stream ended may come first.
+    do {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) co_return;
+      next = co_await net::read_message_within(*conn, left);
+      if (!next) co_return;
+    } while (std::holds_alternative<wire::Ping>(*next));
+    auto* again = std::get_if<wire::Attach>(&*next);
+    if (!again) {
+      Error unexpected(Errc::protocol, "expected ATTACH on a data connection whose stream ended");
+      co_await net::send_error_quietly(*conn, unexpected);
+      co_return;
+    }
+    attach = *again;
+  }
+}
+
 }  // namespace
 
 // The first frame says what a connection is: HELLO opens a control session, ATTACH joins a
@@ -382,7 +409,7 @@ awaitable<void> serve_connection(const SessionContext& cx, std::shared_ptr<Conne
         co_await net::send_error_quietly(*conn, clear);
       }
     } else if (auto* attach = std::get_if<wire::Attach>(&message)) {
-      co_await cx.transfers.attach(conn, *attach);
+      co_await serve_data_connection(cx, conn, *attach);
     } else {
       Error unexpected(Errc::protocol, "expected HELLO or ATTACH");
       co_await net::send_error_quietly(*conn, unexpected);

@@ -73,6 +73,11 @@ std::string format_prometheus(const Metrics& m, const Gauges& g) {
   family(out, "pxferd_small_file_batches_total", "counter",
          "Batches the small-file requests were served in (requests read at once share one batch).");
   sample(out, "pxferd_small_file_batches_total", m.small_batches.load(std::memory_order_relaxed));
+  family(out, "pxferd_data_streams_total", "counter", "Data streams joined to a transfer (ATTACH and its proof accepted).");
+  sample(out, "pxferd_data_streams_total", m.streams_attached.load(std::memory_order_relaxed));
+  family(out, "pxferd_data_streams_on_kept_connections_total", "counter",
+         "Data streams that came on a connection where an earlier stream had ended (one set of streams for many files).");
+  sample(out, "pxferd_data_streams_on_kept_connections_total", m.streams_on_kept_connections.load(std::memory_order_relaxed));
   family(out, "pxferd_transfers_running", "gauge", "Transfers opened and not yet ended (running now).");
   sample(out, "pxferd_transfers_running", g.running);
   family(out, "pxferd_running_bytes", "gauge", "Bytes the running transfers moved so far.");

@@ -29,6 +29,10 @@ struct Metrics {
   // batch says how much the per-batch work (admission, the pool's trip, the answers' write) is shared.
   std::atomic<std::uint64_t> small_files{0};
   std::atomic<std::uint64_t> small_batches{0};
+  // Data streams joined to a transfer (ATTACH proven), and those of them that came on a connection
+  // an earlier stream of the same client had ended on (client/stream_pool.hpp).
+  std::atomic<std::uint64_t> streams_attached{0};
+  std::atomic<std::uint64_t> streams_on_kept_connections{0};
 
   void transfer_ended(bool put, Outcome outcome, std::uint64_t moved) {
     transfers[put ? 1 : 0][static_cast<int>(outcome)].fetch_add(1, std::memory_order_relaxed);

@@ -357,12 +357,13 @@ net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> con
 // (it crosses clear streams); the stream answers a fresh nonce with an HMAC under the key both
 // ends took from the control connection's TLS exporter. Every refusal is the same ERROR and
 // closes the connection; only a proven stream takes a free slot.
-net::awaitable<void> TransferService::attach(std::shared_ptr<net::Connection> conn, const wire::Attach& attach) {
+net::awaitable<bool> TransferService::attach(std::shared_ptr<net::Connection> conn, const wire::Attach& attach,
+                                             bool kept) {
   auto found = registry_.find(attach.token);
   if (found.transfer && found.encrypted && !conn->tls()) {
     Error clear(Errc::permission, "this transfer requires TLS on its data streams (--encrypt)");
     co_await net::send_error_quietly(*conn, clear);
-    co_return;
+    co_return false;
   }
   auto t = found.transfer;
   const AttachNonce nonce = random_nonce();
@@ -383,13 +384,16 @@ net::awaitable<void> TransferService::attach(std::shared_ptr<net::Connection> co
     // Same answer for an unknown token and a bad proof: nothing to learn by guessing.
     Error refused(proven ? Errc::network : Errc::permission, proven ? why : "unknown or expired session token");
     co_await net::send_error_quietly(*conn, refused);
-    co_return;
+    co_return false;
   }
   auto& stats = t->stream(attach.stream);
   stats.local = tune_socket(conn->socket().native_handle(), t->settings().tuning);
   wire::Message attach_ok = wire::AttachOk{stats.local.sndbuf, stats.local.rcvbuf};
   co_await net::send_message(*conn, attach_ok);
+  metrics_.streams_attached.fetch_add(1, std::memory_order_relaxed);
+  if (kept) metrics_.streams_on_kept_connections.fetch_add(1, std::memory_order_relaxed);
   co_await t->run_stream(conn, attach.stream, stream_block_key(t->data_key(), attach.stream, nonce));
+  co_return true;
 }
 
 TransferService::Running TransferService::running() const {

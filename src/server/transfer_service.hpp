@@ -43,8 +43,9 @@ class TransferService {
                                                           std::vector<wire::Message>& requests,
                                                           std::vector<std::optional<wire::Message>>& refusals,
                                                           const Who& who);
-  // A data connection whose first frame was ATTACH.
-  net::awaitable<void> attach(std::shared_ptr<net::Connection> conn, const wire::Attach& attach);
+  // An ATTACH on a data connection (its first frame, or the next one after a stream ended on it:
+  // `kept`). True when the stream ran and ended cleanly, so the connection may carry another.
+  net::awaitable<bool> attach(std::shared_ptr<net::Connection> conn, const wire::Attach& attach, bool kept);
   // Ends every running transfer with `why` (shutdown).
   void abort_all(const Error& why);
   // SIGTERM's drain: from now on every OPEN is refused; in_service() counts the transfers that

@@ -191,6 +191,12 @@ void Transfer::release_slot(std::uint16_t index, const Connection& conn) {
   {
     std::lock_guard lock(mutex_);
     if (slots_[index].connection.get() == &conn) slots_[index].connection.reset();
+    // No longer this transfer's to close when it fails: a connection whose stream ended cleanly
+    // may carry another transfer's stream by then.
+    std::erase_if(connections_, [&](const std::weak_ptr<Connection>& w) {
+      auto c = w.lock();
+      return !c || c.get() == &conn;
+    });
   }
   check_complete();
 }

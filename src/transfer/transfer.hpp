@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "net/connection.hpp"
+#include "transfer/block_buffer.hpp"
 #include "transfer/block_ledger.hpp"
 #include "checksum/block_mac.hpp"
 #include "plan/block_planner.hpp"
@@ -90,8 +91,12 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   // block carries a Poly1305 tag under `block_key` (checksum/block_mac.hpp); a block that fails it closes the
   // connection. When the connection fails, its unacknowledged blocks go back to the queue for the
   // other streams; a failure that a new connection cannot cure (pxfer/retry.hpp) also fails the
-  // transfer.
-  awaitable<void> run_stream(std::shared_ptr<Connection> conn, std::uint16_t index, MacKey block_key);
+  // transfer. When the stream ends cleanly (END both ways, nothing of this transfer left in flight
+  // on it), `clean_end` (if given) gets the connection before the slot is released, so a client
+  // can keep it for its next file before this transfer counts as done (client/stream_pool.hpp).
+  using CleanEnd = std::function<void(std::shared_ptr<Connection>)>;
+  awaitable<void> run_stream(std::shared_ptr<Connection> conn, std::uint16_t index, MacKey block_key,
+                             CleanEnd clean_end = {});
   // The transfer's key from the control connection's TLS exporter (both ends, before any data
   // stream attaches): ATTACH proofs and block keys derive from it.
   void set_data_key(const MacKey& key);
@@ -172,10 +177,10 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   awaitable<void> receive_acks(Connection& conn, StreamRun& run);
   awaitable<void> receive_blocks(Connection& conn, StreamRun& run);
   awaitable<void> watch_progress(Connection& conn, StreamRun& run);
-  awaitable<void> send_block(Connection& conn, StreamRun& run, Block block, std::vector<std::uint8_t>& buffer);
+  awaitable<void> send_block(Connection& conn, StreamRun& run, Block block, BlockBuffer& buffer);
   awaitable<void> send_whole_block(Connection& conn, StreamRun& run, Block block, std::span<const std::uint8_t> header_bytes,
-                                   std::vector<std::uint8_t>& buffer);
-  awaitable<void> send_compressible(Connection& conn, StreamRun& run, Block block, std::vector<std::uint8_t>& buffer,
+                                   BlockBuffer& buffer);
+  awaitable<void> send_compressible(Connection& conn, StreamRun& run, Block block, BlockBuffer& buffer,
                                     BlockCompressor& compressor);
   awaitable<void> finish_received_block(Connection& conn, StreamRun& run, const wire::BlockHeader& header,
                                         std::span<const std::uint8_t> data, BlockDigest& digest, std::uint32_t adler);

@@ -24,7 +24,8 @@ namespace pxfer::transfer {
 
 namespace asio = boost::asio;
 
-awaitable<void> Transfer::run_stream(std::shared_ptr<Connection> conn, std::uint16_t index, MacKey block_key) {
+awaitable<void> Transfer::run_stream(std::shared_ptr<Connection> conn, std::uint16_t index, MacKey block_key,
+                                     CleanEnd clean_end) {
   StreamRun run{index, *stats_[index]};
   // Under TLS with cap_tls_bound_streams the record layer authenticates the blocks, and the
   // connection is bound to the transfer (its ATTACH_PROOF, or it is the control connection the
@@ -92,6 +93,7 @@ awaitable<void> Transfer::run_stream(std::shared_ptr<Connection> conn, std::uint
     wake_idle_streams();
     throw *failure;
   }
+  if (clean_end) clean_end(conn);
   release_slot(index, *conn);
 }
 
@@ -107,7 +109,7 @@ constexpr std::uint32_t pipeline_chunk = 256 * 1024;
 // to send stays open (a block another stream loses comes back to the queue), says it is alive
 // with a PING now and then, and sleeps until woken.
 awaitable<void> Transfer::send_blocks(Connection& conn, StreamRun& run) {
-  std::vector<std::uint8_t> buffer(largest_block());
+  BlockBuffer buffer(largest_block());  // untouched while blocks go out from a mapping
   std::optional<BlockCompressor> compressor;
   if (settings_.compression.mode != CompressMode::none) compressor.emplace(settings_.compression);
   const auto heartbeat = heartbeat_of(settings_);
@@ -138,7 +140,7 @@ awaitable<void> Transfer::send_blocks(Connection& conn, StreamRun& run) {
   co_await net::send_message(conn, end_message);
 }
 
-awaitable<void> Transfer::send_block(Connection& conn, StreamRun& run, Block block, std::vector<std::uint8_t>& buffer) {
+awaitable<void> Transfer::send_block(Connection& conn, StreamRun& run, Block block, BlockBuffer& buffer) {
   wire::BlockHeader header{block.offset, block.length, 0, block.length};
   auto header_bytes = wire::encode_block_header(header);
   run.mac->begin(header_bytes);
@@ -152,7 +154,7 @@ awaitable<void> Transfer::send_block(Connection& conn, StreamRun& run, Block blo
   // those are read into the buffer.
   std::optional<io::MappedBlock> mapped;
   if (!conn.tls()) mapped = io::MappedBlock::map(source_->fd(), block.offset, block.length);
-  std::span<const std::uint8_t> data = mapped ? mapped->bytes() : std::span<const std::uint8_t>(buffer.data(), block.length);
+  std::span<const std::uint8_t> data = mapped ? mapped->bytes() : std::span<const std::uint8_t>(buffer.first(block.length));
   // Chunk by chunk: each chunk is hashed, MACed and copied into the socket while it is still in
   // the CPU cache (a whole 4 MiB block would not fit).
   BlockDigest digest{block.offset};
@@ -192,8 +194,8 @@ awaitable<void> Transfer::send_block(Connection& conn, StreamRun& run, Block blo
 // leaves in one write with its headers and tag: one run of TLS records and one send instead of
 // three of each.
 awaitable<void> Transfer::send_whole_block(Connection& conn, StreamRun& run, Block block,
-                                           std::span<const std::uint8_t> header_bytes, std::vector<std::uint8_t>& buffer) {
-  std::span<std::uint8_t> data(buffer.data(), block.length);
+                                           std::span<const std::uint8_t> header_bytes, BlockBuffer& buffer) {
+  std::span<std::uint8_t> data = buffer.first(block.length);
   source_->read_at(block.offset, data);
   BlockDigest digest{block.offset};
   digest_->update(digest, data);
@@ -211,8 +213,8 @@ awaitable<void> Transfer::send_whole_block(Connection& conn, StreamRun& run, Blo
 // With compression the whole block must be read before it can be sent: read and hash it chunk
 // by chunk, compress it, and send the smaller of the two forms.
 awaitable<void> Transfer::send_compressible(Connection& conn, StreamRun& run, Block block,
-                                            std::vector<std::uint8_t>& buffer, BlockCompressor& compressor) {
-  std::span<std::uint8_t> data(buffer.data(), block.length);
+                                            BlockBuffer& buffer, BlockCompressor& compressor) {
+  std::span<std::uint8_t> data = buffer.first(block.length);
   BlockDigest digest{block.offset};
   for (std::uint32_t done = 0; done < block.length;) {
     std::uint32_t n = std::min(pipeline_chunk, block.length - done);
@@ -297,7 +299,7 @@ awaitable<void> Transfer::watch_progress(Connection& conn, StreamRun& run) {
 // stream's buffer (at most one block size, limits.hpp), its tag checked, and only then written,
 // once: a block already in the file is acknowledged again but never rewritten or hashed again.
 awaitable<void> Transfer::receive_blocks(Connection& conn, StreamRun& run) {
-  std::vector<std::uint8_t> buffer(largest_block());
+  BlockBuffer buffer(largest_block());
   std::array<std::uint8_t, wire::block_header_size> block_bytes{};
   for (;;) {
     wire::FrameHeader frame = co_await net::read_header(conn);
@@ -320,7 +322,7 @@ awaitable<void> Transfer::receive_blocks(Connection& conn, StreamRun& run) {
       throw Error(Errc::protocol, "block at offset " + std::to_string(header.offset) + " of " +
                                       std::to_string(header.raw_length) + " bytes does not fit the file's block plan");
     run.mac->begin(wire::encode_block_header(header));
-    std::span<std::uint8_t> data(buffer.data(), header.raw_length);
+    std::span<std::uint8_t> data = buffer.first(header.raw_length);
     BlockDigest digest{header.offset};
     std::uint32_t adler = 1;
     co_await receive_payload(conn, run, header, data, digest, adler);

@@ -101,10 +101,13 @@ enum Capability : std::uint64_t {
   // connection), and its blocks then rely on TLS's AEAD alone: their tag is 16 zero bytes
   // instead of a Poly1305 (block_mac.hpp). Clear streams keep the per-block MAC.
   cap_tls_bound_streams = 1u << 7,
+  // A data connection whose stream ended cleanly (END both ways) may carry another ATTACH, for the
+  // same client's next file: one set of streams for a whole -r run.
+  cap_kept_streams = 1u << 8,
 };
-inline constexpr std::uint64_t our_capabilities =
-    cap_block_acks | cap_admission | cap_on_control | cap_heartbeat | cap_namespace | cap_tpc | cap_small_files |
-    cap_tls_bound_streams;
+inline constexpr std::uint64_t our_capabilities = cap_block_acks | cap_admission | cap_on_control | cap_heartbeat |
+                                                  cap_namespace | cap_tpc | cap_small_files | cap_tls_bound_streams |
+                                                  cap_kept_streams;
 
 enum class Direction : std::uint8_t { put = 1, get = 2 };
 enum OpenFlags : std::uint32_t {

@@ -187,5 +187,67 @@ TEST(Session, EachSessionUsesItsOwnCredentials) {
   EXPECT_TRUE(files_equal(local + "/a.bin", root + "/a.bin"));
 }
 
+// Files of two blocks get two data streams each. With -c 1 the run's one worker carries every
+// file's streams on the connections its first file opened (issue 12.3): the MKDIR (or LIST) that
+// plans the run, the worker's control connection and 2 data connections, where each file used to
+// open its own (2 + 8 x 2 = 18). A stream still attaching when the other one had already moved
+// both blocks (a loaded machine) is refused as too late and its connection closed, so a few more
+// connections are allowed for; before the change every file opened its own.
+TEST(Session, TheFilesOfARunShareOneSetOfDataStreams) {
+  TempDir dir;
+  std::string root = dir.subdir("root"), local = dir.subdir("local");
+  constexpr int files = 8;
+  fs::create_directories(local + "/tree");
+  for (int i = 0; i < files; ++i)
+    make_file(local + "/tree/m" + std::to_string(i), 3 * MiB + static_cast<std::uint64_t>(i) * 1000, 730 + i);
+  ServerProcess server(root);
+
+  FaultProxy put_proxy(server.port());
+  RunResult put = run_pxfer("put", "-r", "-c", "1", "-p", "4", local + "/tree", via(put_proxy, ""));
+  ASSERT_EQ(put.exit_code, 0) << put.err << put.out;
+  expect_same_files(local + "/tree", root + "/tree");
+  EXPECT_GE(put_proxy.accepted(), 4u) << put.out;
+  EXPECT_LE(put_proxy.accepted(), 4u + files / 2) << put.out;
+
+  FaultProxy get_proxy(server.port());
+  RunResult get = run_pxfer("get", "-r", "-c", "1", "-p", "4", via(get_proxy, "tree"), local + "/back");
+  ASSERT_EQ(get.exit_code, 0) << get.err << get.out;
+  expect_same_files(local + "/tree", local + "/back");
+  EXPECT_GE(get_proxy.accepted(), 4u) << get.out;
+  EXPECT_LE(get_proxy.accepted(), 4u + files / 2) << get.out;
+}
+
+// A kept data connection that died while idle (cut here; the server's idle deadline or a restart
+// look the same) is replaced by a new one for the next file, which moves as if nothing happened:
+// no failed attempt, no stream counted as recovered.
+TEST(Session, AKeptDataConnectionThatDiedWhileIdleIsReplaced) {
+  TempDir dir;
+  std::string root = dir.subdir("root"), local = dir.subdir("local");
+  fs::create_directories(local);
+  make_file(local + "/a.bin", 3 * MiB, 741);
+  make_file(local + "/b.bin", 3 * MiB + 5, 742);
+  ServerProcess server(root);
+  FaultProxy proxy(server.port());
+  pin_server("127.0.0.1:" + std::to_string(proxy.port()), server.fingerprint());
+  std::string why;
+  const auto a = parse_url(via(proxy, "a.bin"), &why);
+  const auto b = parse_url(via(proxy, "b.bin"), &why);
+  ASSERT_TRUE(a && b) << why;
+
+  ClientOptions options;
+  options.streams = 4;
+  ClientSession session(options);
+  TransferSummary first = session.put(local + "/a.bin", *a, options);
+  EXPECT_EQ(proxy.accepted(), 3u) << "one control and two data connections for a file of two blocks";
+  proxy.inject_all(pxfer::testing::Fault::cut);  // the kept data connections and the control one
+  TransferSummary second = session.put(local + "/b.bin", *b, options);
+  EXPECT_EQ(second.attempts, 1u);
+  EXPECT_EQ(second.stream_recoveries, 0u);
+  EXPECT_EQ(proxy.accepted(), 6u) << "a new control connection and two new data connections";
+  EXPECT_TRUE(files_equal(local + "/a.bin", root + "/a.bin"));
+  EXPECT_TRUE(files_equal(local + "/b.bin", root + "/b.bin"));
+  EXPECT_EQ(first.checksum_value.empty(), false);
+}
+
 }  // namespace
 }  // namespace pxfer::e2e
