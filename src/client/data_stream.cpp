@@ -58,7 +58,14 @@ net::awaitable<Attached> attach_stream(std::shared_ptr<transfer::Transfer> t, st
   const MacKey transfer_key = t->data_key();
   wire::Message proof = wire::AttachProof{t->attach_proof_on(*conn, token, index, challenge.nonce)};
   co_await net::send_message(*conn, proof);
-  auto ok = net::expect<wire::AttachOk>(co_await read_reply("ATTACH_PROOF"), link->authority);
+  wire::Message answer = co_await read_reply("ATTACH_PROOF");
+  // Proven but refused (the transfer ended while this stream was connecting, or its slot is still
+  // held): pxferd keeps such a connection for another ATTACH, so the session's next file can use it.
+  if (const auto* refused = std::get_if<wire::ErrorMsg>(&answer);
+      refused && refused->code == static_cast<std::uint16_t>(Errc::network) &&
+      (link->hello.capabilities & wire::cap_kept_streams))
+    link->idle_streams->give(conn, kind_of(*t, opt));
+  auto ok = net::expect<wire::AttachOk>(std::move(answer), link->authority);
   stats.remote.requested = opt.window;
   stats.remote.sndbuf = ok.sndbuf;
   stats.remote.rcvbuf = ok.rcvbuf;

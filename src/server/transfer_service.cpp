@@ -384,7 +384,10 @@ net::awaitable<bool> TransferService::attach(std::shared_ptr<net::Connection> co
     // Same answer for an unknown token and a bad proof: nothing to learn by guessing.
     Error refused(proven ? Errc::network : Errc::permission, proven ? why : "unknown or expired session token");
     co_await net::send_error_quietly(*conn, refused);
-    co_return false;
+    // A proven stream that came too late (its transfer ended while it connected) or too early (its
+    // slot's last connection not yet ended) leaves nothing in flight: the client may attach the
+    // connection to another transfer (cap_kept_streams). Anything unproven is closed.
+    co_return proven;
   }
   auto& stats = t->stream(attach.stream);
   stats.local = tune_socket(conn->socket().native_handle(), t->settings().tuning);
