@@ -59,6 +59,9 @@ TEST(Metrics, PrometheusEndpointCountsTransfersAndFailures) {
   EXPECT_EQ(metric_sample(after, "pxferd_transfers_running"), 0) << after;
   EXPECT_EQ(metric_sample(after, "pxferd_checksum_failures_total"), 0) << after;
   EXPECT_EQ(metric_sample(after, "pxferd_draining"), 0) << after;
+  // One file of 8 blocks, 4 streams, each on a new connection (nothing kept before it).
+  EXPECT_EQ(metric_sample(after, "pxferd_data_streams_total"), 4) << after;
+  EXPECT_EQ(metric_sample(after, "pxferd_data_streams_on_kept_connections_total"), 0) << after;
   EXPECT_NE(after.find("pxferd_build_info{version=\""), std::string::npos) << after;
   EXPECT_EQ(capture_shell("curl -s -o /dev/null -w '%{http_code}' http://" + m[1].str() + "/other"), "404");
 }
