@@ -365,7 +365,7 @@ awaitable<void> control_session(const SessionContext& cx, std::shared_ptr<Connec
 // A data connection carries one stream at a time. Once a stream ended cleanly (END both ways),
 // the same client may attach the connection to its next file: one more ATTACH, proven under that
 // transfer's key like any other (issue 12.3, client/stream_pool.hpp). Anything else, or nothing
-// within limits::idle_data_stream, ends it; a refused ATTACH closes it.
+// within limits::idle_data_stream, ends it; so does an ATTACH without a valid proof.
 awaitable<void> serve_data_connection(const SessionContext& cx, std::shared_ptr<Connection> conn, wire::Attach first) {
   wire::Attach attach = first;
   for (bool kept = false;; kept = true) {

@@ -21,9 +21,11 @@ struct Keeper {
   std::size_t bytes = 0;
 };
 
+// Never destroyed: a stream's buffer may be given back by a thread that outlives static
+// destruction (a detached coroutine's frame freed as its io_context goes).
 Keeper& keeper() {
-  static Keeper k;
-  return k;
+  static Keeper* k = new Keeper;
+  return *k;
 }
 
 }  // namespace
