@@ -72,14 +72,18 @@ net::awaitable<Attached> attach_stream(std::shared_ptr<transfer::Transfer> t, st
   co_return Attached{std::move(conn), stream_block_key(transfer_key, index, challenge.nonce)};
 }
 
-// Ends once the transfer is over (finished or failed), so a stream still connecting or waiting
-// for ATTACH_OK is abandoned at once instead of holding the client until its deadline.
+// Ends a moment after the transfer is over (finished or failed), so a stream still connecting or
+// waiting for ATTACH_OK is abandoned instead of holding the client until its deadline. The moment
+// lets an ATTACH the server is answering right then finish: refused as too late, its connection
+// is kept for the session's next file instead of being cut mid-exchange.
 net::awaitable<void> until_over(std::shared_ptr<transfer::Transfer> t) {
   asio::steady_timer timer(co_await asio::this_coro::executor);
   while (!t->over()) {
     timer.expires_after(std::chrono::milliseconds(100));
     co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
   }
+  timer.expires_after(std::chrono::milliseconds(100));
+  co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
 }
 
 }  // namespace
