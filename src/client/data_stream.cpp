@@ -72,18 +72,29 @@ net::awaitable<Attached> attach_stream(std::shared_ptr<transfer::Transfer> t, st
   co_return Attached{std::move(conn), stream_block_key(transfer_key, index, challenge.nonce)};
 }
 
-// Ends a moment after the transfer is over (finished or failed), so a stream still connecting or
-// waiting for ATTACH_OK is abandoned instead of holding the client until its deadline. The moment
-// lets an ATTACH the server is answering right then finish: refused as too late, its connection
-// is kept for the session's next file instead of being cut mid-exchange.
+// A stream that attached as its transfer ended (the other streams had moved every block) and
+// could not claim its slot: pxferd's side of it is running and has nothing to move, so END both
+// ways (within a second) leaves the connection clean, and the session's next file can use it.
+net::awaitable<bool> end_unclaimed(net::Connection& conn, transfer::Role role) {
+  const wire::Message end = wire::End{};
+  if (role == transfer::Role::send) co_await net::send_message(conn, end);
+  for (;;) {
+    auto m = co_await net::read_message_within(conn, std::chrono::milliseconds(1000));
+    if (!m || !(std::holds_alternative<wire::Ping>(*m) || std::holds_alternative<wire::End>(*m))) co_return false;
+    if (std::holds_alternative<wire::End>(*m)) break;
+  }
+  if (role == transfer::Role::receive) co_await net::send_message(conn, end);
+  co_return true;
+}
+
+// Ends once the transfer is over (finished or failed), so a stream still connecting or waiting
+// for ATTACH_OK is abandoned at once instead of holding the client until its deadline.
 net::awaitable<void> until_over(std::shared_ptr<transfer::Transfer> t) {
   asio::steady_timer timer(co_await asio::this_coro::executor);
   while (!t->over()) {
     timer.expires_after(std::chrono::milliseconds(100));
     co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
   }
-  timer.expires_after(std::chrono::milliseconds(100));
-  co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
 }
 
 }  // namespace
@@ -111,7 +122,11 @@ net::awaitable<void> run_data_stream(std::shared_ptr<transfer::Transfer> t, std:
       if (!attached) co_return;  // the transfer ended meanwhile
       std::shared_ptr<net::Connection> conn = std::move(attached->conn);
       const MacKey block_key = attached->block_key;
-      if (!t->claim_stream(index, conn)) co_return;  // the transfer ended meanwhile
+      if (!t->claim_stream(index, conn)) {  // the transfer ended meanwhile
+        if ((link->hello.capabilities & wire::cap_kept_streams) && co_await end_unclaimed(*conn, t->role()))
+          link->idle_streams->give(conn, kind_of(*t, opt));
+        co_return;
+      }
       spdlog::debug("stream {} attached{}: local {}, server {}", index, on_kept ? " on a kept connection" : "",
                     describe(stats.local), describe(stats.remote));
       moved = true;

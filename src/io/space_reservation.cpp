@@ -11,6 +11,15 @@
 #include "io/file_io.hpp"
 
 namespace pxfer {
+namespace {
+
+// "cannot allocate SIZE bytes for PATH: reason (hint)", as every other file error (throw_io).
+[[noreturn]] void throw_allocate(std::uint64_t size, const std::string& path, int err) {
+  throw_io("cannot allocate " + std::to_string(size) + " bytes for", path, err);
+}
+
+}  // namespace
+
 SpaceReservation::Steps SpaceReservation::default_steps(int fd) {
   Steps steps;
   struct statfs fs {};
@@ -33,9 +42,9 @@ void SpaceReservation::start(int fd, std::uint64_t size, const std::string& path
   if (size == 0) return;
   reserved_ = 0;
   // Sized first, so that the steps below never change the size and a write anywhere is inside it.
-  if (::ftruncate(fd, static_cast<off_t>(size)) != 0) throw_io("cannot allocate " + std::to_string(size) + " bytes for", path, errno);
+  if (::ftruncate(fd, static_cast<off_t>(size)) != 0) throw_allocate(size, path, errno);
   const std::uint64_t first = steps.background ? std::min(size, std::max<std::uint64_t>(steps.first, 1)) : size;
-  if (int rc = allocate(0, first); rc != 0) throw_io("cannot allocate " + std::to_string(size) + " bytes for", path, rc);
+  if (int rc = allocate(0, first); rc != 0) throw_allocate(size, path, rc);
   reserved_ = first;
   if (reserved_ < size_) thread_ = std::thread([this] { run(); });
 }
@@ -68,7 +77,7 @@ SpaceReservation::Gate SpaceReservation::enter(std::uint64_t end) {
     int err = error_ != 0 ? error_ : ECANCELED;
     lock.unlock();
     changed_.notify_all();
-    throw_io("cannot allocate " + std::to_string(size_) + " bytes for", path_, err);
+    throw_allocate(size_, path_, err);
   }
   return Gate(*this, std::move(lock));
 }

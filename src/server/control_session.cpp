@@ -366,8 +366,7 @@ awaitable<void> control_session(const SessionContext& cx, std::shared_ptr<Connec
 // the same client may attach the connection to its next file: one more ATTACH, proven under that
 // transfer's key like any other (issue 12.3, client/stream_pool.hpp). Anything else, or nothing
 // within limits::idle_data_stream, ends it; so does an ATTACH without a valid proof.
-awaitable<void> serve_data_connection(const SessionContext& cx, std::shared_ptr<Connection> conn, wire::Attach first) {
-  wire::Attach attach = first;
+awaitable<void> serve_data_connection(const SessionContext& cx, std::shared_ptr<Connection> conn, wire::Attach attach) {
   for (bool kept = false;; kept = true) {
     if (!co_await cx.transfers.attach(conn, attach, kept)) co_return;
     const auto deadline = std::chrono::steady_clock::now() + limits::idle_data_stream;
