@@ -127,12 +127,17 @@ fi
 if [ "${PXFER_SANITIZE:-1}" != 0 ]; then
   asan_dir="${PXFER_ASAN_BUILD_DIR:-$build_dir-asan}"
   e2e_regex="${PXFER_SANITIZE_E2E:-^(Errors|Faults|Limits|SmallFiles|SmallFilesHostile|TlsEngine|TlsRelay)[./]}"
+  # Only the files of those suites are compiled (tests/CMakeLists.txt, PXFER_E2E_ONLY); a regex of
+  # one's own builds every e2e file unless PXFER_SANITIZE_E2E_FILES names them.
+  default_files="errors;fault;limits;small_files;tls_engine;tls_relay"
+  [ -n "${PXFER_SANITIZE_E2E:-}" ] && default_files=""
+  e2e_files="${PXFER_SANITIZE_E2E_FILES-$default_files}"
   echo "== ASan+UBSan build ($asan_dir) and run: unit tests, e2e ${e2e_regex} =="
   started=$(date +%s)
   asan_status=0
   # -O1 -g1, asserts on: faster to build than -O2 -g (docs/security.md), line numbers in reports.
   cmake -S "$here" -B "$asan_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
-    -DPXFER_SANITIZE=ON -DPXFER_BUILD_BENCH=OFF >/dev/null || asan_status=$?
+    -DPXFER_SANITIZE=ON -DPXFER_BUILD_BENCH=OFF "-DPXFER_E2E_ONLY=$e2e_files" >/dev/null || asan_status=$?
   [ "$asan_status" = 0 ] && { ninja -C "$asan_dir" -j "$jobs" pxfer-unit-tests pxfer-e2e-tests || asan_status=$?; }
   built=$(date +%s)
   if [ "$asan_status" = 0 ]; then
@@ -141,7 +146,7 @@ if [ "${PXFER_SANITIZE:-1}" != 0 ]; then
     asan_junit="$(cd "$asan_dir" && pwd)/Testing/ctest-junit"
     rm -f "$asan_junit-unit.xml" "$asan_junit-e2e.xml"
     (cd "$asan_dir" && ctest --output-on-failure --timeout 900 -j 1 -L unit --output-junit "$asan_junit-unit.xml") || asan_status=$?
-    (cd "$asan_dir" && ctest --output-on-failure --timeout 900 -j 1 -L e2e -R "$e2e_regex" --output-junit "$asan_junit-e2e.xml") || asan_status=$?
+    (cd "$asan_dir" && ctest --output-on-failure --timeout 900 -j 1 -L e2e -R "$e2e_regex" --no-tests=error --output-junit "$asan_junit-e2e.xml") || asan_status=$?
     # The same rule for skips under the sanitizers.
     for report in "$asan_junit-unit.xml" "$asan_junit-e2e.xml"; do
       "$here/tools/test.sh" --report-skips "$report" "$here/tests/skip-allowlist.txt" || asan_status=1
