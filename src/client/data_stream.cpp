@@ -23,6 +23,16 @@ struct Attached {
   MacKey block_key;
 };
 
+// What gives a connection whose stream ended cleanly to the session's pool for its next file:
+// nothing when this pxferd closes data connections after one stream (no cap_kept_streams).
+transfer::Transfer::CleanEnd pool_for_next_file(const ControlLink& link, const transfer::Transfer& t,
+                                                const ClientOptions& opt) {
+  if (!(link.hello.capabilities & wire::cap_kept_streams)) return {};
+  return [pool = link.idle_streams, kind = kind_of(t, opt)](std::shared_ptr<net::Connection> c) {
+    pool->give(std::move(c), kind);
+  };
+}
+
 // Connects (or takes `reused`, a connection kept from an earlier file), says ATTACH and proves
 // the stream belongs to the transfer (issue 11): the server's nonce is answered under the
 // transfer's key from the control connection's TLS session, so the token alone, which an observer
@@ -62,9 +72,8 @@ net::awaitable<Attached> attach_stream(std::shared_ptr<transfer::Transfer> t, st
   // Proven but refused (the transfer ended while this stream was connecting, or its slot is still
   // held): pxferd keeps such a connection for another ATTACH, so the session's next file can use it.
   if (const auto* refused = std::get_if<wire::ErrorMsg>(&answer);
-      refused && refused->code == static_cast<std::uint16_t>(Errc::network) &&
-      (link->hello.capabilities & wire::cap_kept_streams))
-    link->idle_streams->give(conn, kind_of(*t, opt));
+      refused && refused->code == static_cast<std::uint16_t>(Errc::network))
+    if (auto keep = pool_for_next_file(*link, *t, opt)) keep(conn);
   auto ok = net::expect<wire::AttachOk>(std::move(answer), link->authority);
   stats.remote.requested = opt.window;
   stats.remote.sndbuf = ok.sndbuf;
@@ -122,21 +131,16 @@ net::awaitable<void> run_data_stream(std::shared_ptr<transfer::Transfer> t, std:
       if (!attached) co_return;  // the transfer ended meanwhile
       std::shared_ptr<net::Connection> conn = std::move(attached->conn);
       const MacKey block_key = attached->block_key;
+      // Kept for the session's next file once the stream ended cleanly: before the transfer counts
+      // as done, so that file finds it.
+      const transfer::Transfer::CleanEnd keep = pool_for_next_file(*link, *t, opt);
       if (!t->claim_stream(index, conn)) {  // the transfer ended meanwhile
-        if ((link->hello.capabilities & wire::cap_kept_streams) && co_await end_unclaimed(*conn, t->role()))
-          link->idle_streams->give(conn, kind_of(*t, opt));
+        if (keep && co_await end_unclaimed(*conn, t->role())) keep(conn);
         co_return;
       }
       spdlog::debug("stream {} attached{}: local {}, server {}", index, on_kept ? " on a kept connection" : "",
                     describe(stats.local), describe(stats.remote));
       moved = true;
-      // Kept for the session's next file once the stream ended cleanly: before the transfer counts
-      // as done, so that file finds it.
-      transfer::Transfer::CleanEnd keep;
-      if (link->hello.capabilities & wire::cap_kept_streams)
-        keep = [pool = link->idle_streams, kind = kind_of(*t, opt)](std::shared_ptr<net::Connection> c) {
-          pool->give(std::move(c), kind);
-        };
       co_await t->run_stream(conn, index, block_key, keep);
       co_return;
     } catch (const Error& e) {
