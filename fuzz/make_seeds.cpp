@@ -104,6 +104,17 @@ int main(int argc, char** argv) {
   get_small_ok.value = std::string(64, 'e');
   get_small_ok.data = {1, 2, 3, 4};
   write(dir, "get_small_ok", encode(get_small_ok));
+  get_small_ok.data = {};  // its bytes on the small-file channel
+  write(dir, "get_small_ok_channel", encode(get_small_ok));
+  write(dir, "small_channel", encode(SmallChannel{}));
+  SmallChannelOk channel_ok;
+  channel_ok.token.fill(0x24);
+  write(dir, "small_channel_ok", encode(channel_ok));
+  SmallData small_data;
+  small_data.id = 18;
+  small_data.tag.fill(0x77);
+  small_data.data = Blob(std::vector<std::uint8_t>(300, 0x3c));
+  write(dir, "small_data", encode(small_data));
   write(dir, "ack", encode(Ack{4 << 20, 1 << 20}));
   write(dir, "end", encode(End{}));
   Commit commit;

@@ -129,7 +129,8 @@ std::string describe_protection(const net::Connection& control, bool encrypt, bo
          (tls_bound ? ", streams bound to the control session)" : ", Poly1305 per block too)");
 }
 
-std::string describe_small_protection(const net::Connection& control) {
+std::string describe_small_protection(const net::Connection& control, bool channel) {
+  if (channel) return "control " + control.protection() + ", data authenticated (Poly1305 per file on the small-file channel, not encrypted)";
   return "control " + control.protection() + ", data inside it (a small file in one frame)";
 }
 

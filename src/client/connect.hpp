@@ -17,6 +17,7 @@
 #include "pxfer/socket_tuning.hpp"
 #include "pxfer/url.hpp"
 #include "stream_pool.hpp"
+#include "transfer/small_channel.hpp"
 #include "wire/wire.hpp"
 
 namespace pxfer {
@@ -55,6 +56,8 @@ struct ControlLink {
   // Data connections between files, shared by every copy of this link (a transfer's streams hold
   // one); they close with the last copy.
   std::shared_ptr<StreamPool> idle_streams = std::make_shared<StreamPool>();
+  // The small files' data connection (cap_small_channel, client/small_files.cpp), once opened.
+  std::shared_ptr<transfer::SmallChannel> small_channel;
 };
 
 // Opens a socket to the first endpoint that answers within `timeout`; `grant` (if given) gets the
@@ -78,8 +81,9 @@ net::awaitable<std::shared_ptr<net::Connection>> open_data_connection(net::tcp::
 // "control TLS1.3 (...), data clear" for a summary.
 // `tls_bound`: both ends offered cap_tls_bound_streams, so encrypted blocks carry no Poly1305.
 std::string describe_protection(const net::Connection& control, bool encrypt, bool tls_bound);
-// The same for a small file that moved inside the control connection's TLS (PUT_SMALL / GET_SMALL).
-std::string describe_small_protection(const net::Connection& control);
+// The same for a small file (PUT_SMALL / GET_SMALL): inside the control connection's TLS, or
+// on the small-file channel (`channel`, transfer/small_channel.hpp).
+std::string describe_small_protection(const net::Connection& control, bool channel);
 
 // Throws Error(usage) naming the available ones when this host has no congestion control `name`
 // (checked on a throwaway socket, before anything is connected).

@@ -6,6 +6,7 @@
 // answer names its request's id.
 #include "small_files.hpp"
 
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <boost/asio/steady_timer.hpp>
@@ -19,6 +20,7 @@
 #include "net/frame_io.hpp"
 #include "net/quiet_wait.hpp"
 #include "net/race.hpp"
+#include "net/tls.hpp"
 #include "pxfer/log_safe.hpp"
 
 namespace pxfer {
@@ -26,6 +28,39 @@ namespace {
 
 namespace asio = boost::asio;
 using net::awaitable;
+
+// The small-file channel (cap_small_channel, transfer/small_channel.hpp): SMALL_CHANNEL on the
+// control connection, then a data connection that joins it as any data stream joins its transfer
+// (ATTACH, the server's nonce, the proof under the control connection's exporter). Every reply
+// has a deadline: a server that accepts and says nothing is a stall.
+awaitable<std::shared_ptr<transfer::SmallChannel>> open_small_channel(const ControlLink& link, const ClientOptions& opt) {
+  auto& control = *link.connection;
+  const auto limit = std::max(opt.stall_timeout, std::chrono::milliseconds(1000));
+  auto reply = [&](net::Connection& conn, const char* what) -> awaitable<wire::Message> {
+    auto m = co_await net::read_message_within(conn, limit);
+    if (!m)
+      throw Error(Errc::network, "pxferd at " + link.authority + " did not answer " + what + " within " +
+                                     std::to_string(limit.count() / 1000) + " s");
+    co_return std::move(*m);
+  };
+  const wire::Message ask = wire::SmallChannel{};
+  co_await net::send_message(control, ask);
+  auto ok = net::expect<wire::SmallChannelOk>(co_await reply(control, "SMALL_CHANNEL"), link.authority);
+  const MacKey key = net::export_keying_material(control, std::string(data_exporter_label), ok.token);
+  const SocketTuning tuning{opt.window, opt.congestion, opt.window_clamp};
+  auto socket = co_await connect_socket(co_await asio::this_coro::executor, link.data_endpoints, tuning,
+                                        opt.connect_timeout, link.authority, nullptr);
+  const bool clear = false;  // the channel is only asked for without --encrypt
+  auto conn = co_await open_data_connection(socket, clear, link);
+  const wire::Message attach = wire::Attach{ok.token, 0};
+  co_await net::send_message(*conn, attach);
+  auto challenge = net::expect<wire::AttachChallenge>(co_await reply(*conn, "the channel's ATTACH"), link.authority);
+  const wire::Message proof = wire::AttachProof{attach_proof(key, ok.token, 0, challenge.nonce)};
+  co_await net::send_message(*conn, proof);
+  net::expect<wire::AttachOk>(co_await reply(*conn, "the channel's ATTACH_PROOF"), link.authority);
+  co_return std::make_shared<transfer::SmallChannel>(conn, transfer::small_channel_keys(key, challenge.nonce),
+                                                     transfer::SmallChannel::End::client);
+}
 
 // A request on the wire and what its answer is checked against.
 struct Pending {
@@ -57,6 +92,9 @@ class SmallRun {
  private:
   awaitable<void> exchange() {
     auto& conn = *link_.connection;
+    if ((link_.hello.capabilities & wire::cap_small_channel) && !opt_.encrypt && !link_.small_channel)
+      link_.small_channel = co_await open_small_channel(link_, opt_);
+    channel_ = link_.small_channel.get();
     std::deque<Pending> pending;
     std::uint64_t in_flight = 0;
     std::size_t next = 0;
@@ -92,6 +130,9 @@ class SmallRun {
       // read, or once commit_group_files of them wait (store).
       if (!conn.has_buffered_input()) settle();
       wire::Message reply = co_await net::read_message(conn);
+      // A get's bytes follow on the channel (one SMALL_DATA per answer that has any).
+      if (auto* got = std::get_if<wire::GetSmallOk>(&reply); got && channel_ && got->code == 0 && !got->too_large)
+        got->data = co_await channel_->receive(got->id);
       progress_ = Clock::now();
       Pending p = std::move(pending.front());
       pending.pop_front();
@@ -102,10 +143,14 @@ class SmallRun {
     settle();
   }
 
+  // The requests on the control connection, then their puts' bytes on the channel (the server
+  // reads each PUT_SMALL, then its bytes).
   awaitable<void> send_requests(std::vector<wire::Message>& requests) {
     co_await net::send_messages(*link_.connection, requests);
-    progress_ = Clock::now();
     requests.clear();
+    if (!channel_data_.empty()) co_await channel_->send(channel_data_);
+    channel_data_.clear();
+    progress_ = Clock::now();
   }
 
   // Ends (and so ends the run) once nothing moved for `deadline`; quietly when cancelled.
@@ -162,6 +207,7 @@ class SmallRun {
     put.transfer_id = transfer_id_of(Direction::put, f.local, f.remote, transfer::SourceFacts{source.size(), source.mtime_ns()});
     p.value = put.value;
     p.bytes = put.data.size();
+    if (channel_) channel_data_.emplace_back(channel_->seal(put.id, std::exchange(put.data, {})));
     return put;
   }
 
@@ -201,6 +247,9 @@ class SmallRun {
   // its commit group (settle), and only then counts as done.
   void store(const Pending& p, const wire::GetSmallOk& ok) {
     const SmallFile& f = files_[p.index];
+    if (ok.data.size() != ok.size)
+      throw Error(Errc::protocol, "pxferd at " + link_.authority + " sent " + std::to_string(ok.data.size()) +
+                                      " bytes of " + f.remote.to_string() + " where it said " + std::to_string(ok.size));
     const std::string mine = checksum_of_bytes(algo_, ok.data);
     if (algo_ != ChecksumAlgo::none && mine != ok.value)
       throw Error(Errc::integrity, f.remote.to_string() + ": checksum mismatch: pxferd sent " + log_safe(ok.value) +
@@ -247,7 +296,7 @@ class SmallRun {
     s.seconds = std::chrono::duration<double>(Clock::now() - p.sent).count();
     s.checksum = algo_;
     s.checksum_value = value;
-    s.protection = describe_small_protection(*link_.connection);
+    s.protection = describe_small_protection(*link_.connection, channel_ != nullptr);
     s.identity = log_safe(link_.auth.identity);
     s.attempts = 1;
     report(p.index, std::move(o));
@@ -296,6 +345,8 @@ class SmallRun {
   std::vector<Stored> stored_;  // what to report of each, in the group's order
   bool answered_ = false;
   Clock::time_point progress_;  // the last request sent or answer read
+  transfer::SmallChannel* channel_ = nullptr;  // link_'s small-file channel, when there is one
+  std::vector<wire::Message> channel_data_;    // SMALL_DATA of the requests not yet sent
 };
 
 awaitable<void> pipeline(std::optional<ControlLink>& link, const std::vector<SmallFile>& files, const ClientOptions& options,
@@ -341,6 +392,7 @@ awaitable<void> run_small_files(std::optional<ControlLink>& link, const std::vec
     lost = Error(Errc::internal, std::string("small files: ") + e.what());
   }
   if (!lost) co_return;
+  spdlog::debug("small files: the pipeline to {} ended: {}", files.front().remote.authority(), lost->what());
   // The connection is in an unknown state: every file still in flight failed with it (the caller
   // retries them one by one).
   link.reset();

@@ -75,6 +75,23 @@ class Handlers {
   // PUT_SMALL / GET_SMALL come through small_files(), a batch at a time (control_session below).
   awaitable<void> operator()(wire::PutSmall& m) { co_await one_small(m); }
   awaitable<void> operator()(wire::GetSmall& m) { co_await one_small(m); }
+  // The small-file channel (transfer/small_channel.hpp): one per session, joined by the data
+  // connection that proves its token under this connection's exporter.
+  awaitable<void> operator()(wire::SmallChannel&) {
+    if (!(caps_ & wire::cap_small_channel) || channel_)
+      throw Error(Errc::protocol, channel_ ? "a second SMALL_CHANNEL on one control connection" : "unexpected SMALL_CHANNEL");
+    channel_ = cx_.transfers.small_channels().open(*conn_);
+    wire::Message ok = wire::SmallChannelOk{channel_->token};
+    co_await reply(ok);
+  }
+  // A PUT_SMALL's bytes: on the channel once one joined (its next SMALL_DATA), else in the frame.
+  awaitable<void> take_small_data(wire::Message& m) {
+    auto* put = std::get_if<wire::PutSmall>(&m);
+    auto channel = put && channel_ ? channel_->channel() : nullptr;
+    if (!channel) co_return;
+    if (!put->data.empty()) throw Error(Errc::protocol, "PUT_SMALL with its bytes inline on a session with a channel");
+    put->data = co_await channel->receive(put->id, cx_.options.idle_timeout);  // a client that never sends ends here
+  }
   awaitable<void> operator()(wire::Ping& m) {
     wire::Message pong = wire::Pong{m.nonce};
     co_await reply(pong);
@@ -253,7 +270,18 @@ class Handlers {
       else refuse(std::get<wire::GetSmall>(batch[i]), wire::GetSmallOk{}, false);
     }
     auto answers = co_await cx_.transfers.small_files(conn_, batch, refusals, who_);
+    auto channel = channel_ ? channel_->channel() : nullptr;
+    if (!channel) {
+      co_await net::send_messages(*conn_, answers);
+      co_return;
+    }
+    // The answers first (the client reads each, then its bytes from the channel), then the bytes.
+    std::vector<wire::Message> data;
+    for (auto& answer : answers)
+      if (auto* get = std::get_if<wire::GetSmallOk>(&answer); get && get->code == 0 && !get->too_large)
+        data.emplace_back(channel->seal(get->id, std::exchange(get->data, {})));
     co_await net::send_messages(*conn_, answers);
+    if (!data.empty()) co_await channel->send(data);
   }
 
  private:
@@ -273,6 +301,7 @@ class Handlers {
   const SessionRights& rights_;
   const std::uint64_t caps_;
   const TransferService::Who who_;
+  std::shared_ptr<SmallChannels::Slot> channel_;  // SMALL_CHANNEL's; the channel closes with the session
 };
 
 // AUTH after HELLO_OK: the rights of the session, or nothing (the client was told why).
@@ -330,6 +359,7 @@ awaitable<void> control_session(const SessionContext& cx, std::shared_ptr<Connec
       std::vector<wire::Message> batch;
       std::optional<wire::Message> after;  // a request of another kind that ended the batch
       bool silent = false;
+      co_await handlers.take_small_data(message);
       std::size_t bytes = small_bytes(message);
       batch.push_back(std::move(message));
       while (batch.size() < limits::small_files_in_flight && bytes < limits::small_batch_bytes &&
@@ -343,6 +373,7 @@ awaitable<void> control_session(const SessionContext& cx, std::shared_ptr<Connec
           after = std::move(*more);
           break;
         }
+        co_await handlers.take_small_data(*more);
         bytes += small_bytes(*more);
         batch.push_back(std::move(*more));
       }
@@ -366,23 +397,27 @@ awaitable<void> control_session(const SessionContext& cx, std::shared_ptr<Connec
 // the same client may attach the connection to its next file: one more ATTACH, proven under that
 // transfer's key like any other (issue 12.3, client/stream_pool.hpp). Anything else, or nothing
 // within limits::idle_data_stream, ends it; so does an ATTACH without a valid proof.
-awaitable<void> serve_data_connection(const SessionContext& cx, std::shared_ptr<Connection> conn, wire::Attach attach) {
+// An ATTACH naming a small-file channel hands the connection to its control session: true then.
+awaitable<bool> serve_data_connection(const SessionContext& cx, std::shared_ptr<Connection> conn, wire::Attach attach) {
+  if (auto slot = cx.transfers.small_channels().find(attach.token))
+    co_return co_await SmallChannels::join(std::move(slot), conn, attach, cx.options.hello_timeout);
   for (bool kept = false;; kept = true) {
-    if (!co_await cx.transfers.attach(conn, attach, kept)) co_return;
+    const bool clean = co_await cx.transfers.attach(conn, attach, kept);
+    if (!clean) co_return false;
     const auto deadline = std::chrono::steady_clock::now() + limits::idle_data_stream;
     std::optional<wire::Message> next;
     // A heartbeat the client sent as the stream ended may come first.
     do {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) co_return;
+      if (left.count() <= 0) co_return false;
       next = co_await net::read_message_within(*conn, left);
-      if (!next) co_return;
+      if (!next) co_return false;
     } while (std::holds_alternative<wire::Ping>(*next));
     auto* again = std::get_if<wire::Attach>(&*next);
     if (!again) {
       Error unexpected(Errc::protocol, "expected ATTACH on a data connection whose stream ended");
       co_await net::send_error_quietly(*conn, unexpected);
-      co_return;
+      co_return false;
     }
     attach = *again;
   }
@@ -393,6 +428,7 @@ awaitable<void> serve_data_connection(const SessionContext& cx, std::shared_ptr<
 // The first frame says what a connection is: HELLO opens a control session, ATTACH joins a
 // data stream to its transfer. Anything else, or nothing in time, is dropped.
 awaitable<void> serve_connection(const SessionContext& cx, std::shared_ptr<Connection> conn) {
+  bool handed_over = false;  // a small-file channel: its control session closes it
   try {
     auto first = co_await net::read_message_within(*conn, cx.options.hello_timeout);
     if (!first) {
@@ -408,7 +444,7 @@ awaitable<void> serve_connection(const SessionContext& cx, std::shared_ptr<Conne
         co_await net::send_error_quietly(*conn, clear);
       }
     } else if (auto* attach = std::get_if<wire::Attach>(&message)) {
-      co_await serve_data_connection(cx, conn, *attach);
+      handed_over = co_await serve_data_connection(cx, conn, *attach);
     } else {
       Error unexpected(Errc::protocol, "expected HELLO or ATTACH");
       co_await net::send_error_quietly(*conn, unexpected);
@@ -418,7 +454,7 @@ awaitable<void> serve_connection(const SessionContext& cx, std::shared_ptr<Conne
   } catch (const std::exception& e) {
     spdlog::error("{}: {}", conn->peer(), e.what());
   }
-  conn->close();
+  if (!handed_over) conn->close();
 }
 
 }  // namespace pxfer::server

@@ -16,6 +16,7 @@
 #include "pxfer/rate_pacer.hpp"
 #include "pxfer/server.hpp"
 #include "wire/wire.hpp"
+#include "small_channels.hpp"
 #include "transfer_registry.hpp"
 
 namespace pxfer::server {
@@ -46,6 +47,8 @@ class TransferService {
   // An ATTACH on a data connection (its first frame, or the next one after a stream ended on it:
   // `kept`). True when the stream ran and ended cleanly, so the connection may carry another.
   net::awaitable<bool> attach(std::shared_ptr<net::Connection> conn, const wire::Attach& attach, bool kept);
+  // The small-file channels of the control sessions (cap_small_channel).
+  SmallChannels& small_channels() { return small_channels_; }
   // Ends every running transfer with `why` (shutdown).
   void abort_all(const Error& why);
   // SIGTERM's drain: from now on every OPEN is refused; in_service() counts the transfers that
@@ -125,6 +128,7 @@ class TransferService {
   Metrics& metrics_;
   RatePacer disk_pacer_;  // --emulate-disk-rate
   TransferRegistry registry_;
+  SmallChannels small_channels_;
   std::atomic<bool> refusing_{false};
   std::atomic<unsigned> in_service_{0};
   BlockingPool& blocking_;

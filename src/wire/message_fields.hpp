@@ -350,6 +350,15 @@ template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std
   io.str(m.message, max_text_length);
   io.blob(m.data, max_small_file);
 }
+template <class IO, class H> void fields(IO&, H&) requires std::same_as<std::remove_const_t<H>, SmallChannel> {}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, SmallChannelOk> {
+  io.token(m.token);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, SmallData> {
+  io.u32(m.id);
+  for (auto& b : m.tag) io.u8(b);
+  io.blob(m.data, max_small_file);
+}
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Ping> { io.u64(m.nonce); }
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Pong> { io.u64(m.nonce); }
 

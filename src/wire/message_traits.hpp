@@ -67,6 +67,9 @@ template <> struct Traits<PutSmall> : Row<FrameType::put_small, max_small_payloa
 template <> struct Traits<PutSmallOk> : Row<FrameType::put_small_ok, max_control_payload> { static constexpr const char* name = "PUT_SMALL_OK"; };
 template <> struct Traits<GetSmall> : Row<FrameType::get_small, max_control_payload> { static constexpr const char* name = "GET_SMALL"; };
 template <> struct Traits<GetSmallOk> : Row<FrameType::get_small_ok, max_small_payload> { static constexpr const char* name = "GET_SMALL_OK"; };
+template <> struct Traits<SmallChannel> : Row<FrameType::small_channel, 0> { static constexpr const char* name = "SMALL_CHANNEL"; };
+template <> struct Traits<SmallChannelOk> : Row<FrameType::small_channel_ok, token_size> { static constexpr const char* name = "SMALL_CHANNEL_OK"; };
+template <> struct Traits<SmallData> : Row<FrameType::small_data, 4 + block_tag_size + 4 + max_small_file> { static constexpr const char* name = "SMALL_DATA"; };
 
 // Two messages on one frame type (as two branches once chose 34 and 35 each) do not compile.
 template <std::size_t... I>

@@ -83,6 +83,11 @@ enum class FrameType : std::uint16_t {
   put_small_ok = 47,  // server -> client: the verdict on one PUT_SMALL (by id)
   get_small = 48,   // client -> server: send me this file whole
   get_small_ok = 49,  // server -> client: the file's bytes and digest, or why not (by id)
+  // Small files' bytes on a data connection (cap_small_channel): the control connection keeps the
+  // requests and answers, one authenticated clear connection beside it carries the bytes.
+  small_channel = 50,     // client -> server: a channel for this control connection's small files
+  small_channel_ok = 51,  // server -> client: the token the channel's ATTACH names
+  small_data = 52,        // on the channel, either way: one small file's bytes and their Poly1305 tag
 };
 
 // Capability bits offered in HELLO and HELLO_OK; the session uses the intersection.
@@ -104,10 +109,13 @@ enum Capability : std::uint64_t {
   // A data connection whose stream ended cleanly (END both ways) may carry another ATTACH, for the
   // same client's next file: one set of streams for a whole -r run.
   cap_kept_streams = 1u << 8,
+  // SMALL_CHANNEL: the bytes of PUT_SMALL and GET_SMALL_OK move on one data connection of the
+  // control connection's own, each file's under a Poly1305 tag (docs/protocol.md "Small files").
+  cap_small_channel = 1u << 9,
 };
 inline constexpr std::uint64_t our_capabilities = cap_block_acks | cap_admission | cap_on_control | cap_heartbeat |
                                                   cap_namespace | cap_tpc | cap_small_files | cap_tls_bound_streams |
-                                                  cap_kept_streams;
+                                                  cap_kept_streams | cap_small_channel;
 
 enum class Direction : std::uint8_t { put = 1, get = 2 };
 enum OpenFlags : std::uint32_t {
@@ -415,6 +423,24 @@ struct GetSmallOk {
   std::string message;        // why not, when code != 0
   Blob data;
 };
+// The small-file channel (cap_small_channel; the client asks only without --encrypt). After
+// SMALL_CHANNEL_OK the client connects a data connection that says ATTACH(token, 0) and proves it
+// as any data stream does (block_mac.hpp), under K = TLS-Exporter of this control connection with
+// the channel's token as context. From then on every PUT_SMALL of the session has empty `data`
+// and its bytes follow on the channel as the next SMALL_DATA; every GET_SMALL_OK with code 0 and
+// not too_large has empty `data` and its bytes follow on the channel as the next SMALL_DATA.
+// Frames on the channel come in the order of their requests; a SMALL_DATA names its request's id.
+struct SmallChannel {};
+struct SmallChannelOk {
+  Token token{};
+};
+struct SmallData {
+  std::uint32_t id = 0;  // the PUT_SMALL's or GET_SMALL's id
+  // Poly1305 under a one-time key per frame, over u32 id, u32 size (big-endian, 8 zero bytes of
+  // padding) and the bytes (small_channel.hpp): the channel's keys differ per direction.
+  std::array<std::uint8_t, block_tag_size> tag{};
+  Blob data;             // the whole file, at most max_small_file bytes; last, so it is never copied out
+};
 struct InfoRequest {};
 struct Info {
   std::vector<std::pair<std::string, std::string>> entries;  // at most 64, key <= 64, value <= 256
@@ -430,7 +456,7 @@ using Message = std::variant<Hello, HelloOk, Open, OpenOk, Attach, AttachOk, Ack
                              ErrorMsg, Ping, Pong, Stats, InfoRequest, Info, Remove, Done, List, Listing, Mkdir, Queued,
                              Auth, AuthOk, Have, Sum, SumOk, SetAttributes, Stat, StatOk, Rename, RemoveTree, ListChildren,
                              AttachChallenge, AttachProof, TpcGrantRequest, TpcGrant, TpcStart, TpcProgress, TpcDone,
-                             PutSmall, PutSmallOk, GetSmall, GetSmallOk>;
+                             PutSmall, PutSmallOk, GetSmall, GetSmallOk, SmallChannel, SmallChannelOk, SmallData>;
 
 // Splits a listing into LISTING frames that each fit max_control_payload; the last has more = 0.
 // An empty listing is one frame with no entries.

@@ -89,6 +89,9 @@ auto fields_of(const GetSmall& m) { return std::tie(m.id, m.checksum, m.path); }
 auto fields_of(const GetSmallOk& m) {
   return std::tie(m.id, m.code, m.too_large, m.size, m.mtime_ns, m.value, m.message, m.data);
 }
+auto fields_of(const SmallChannel&) { return std::tuple<>(); }
+auto fields_of(const SmallChannelOk& m) { return std::tie(m.token); }
+auto fields_of(const SmallData& m) { return std::tie(m.id, m.tag, m.data); }
 
 // Same alternative, every field equal, and the same bytes (the encoding is canonical:
 // fixed-width fields, length-prefixed strings).
@@ -214,7 +217,13 @@ Message sample_of() {
   else if constexpr (std::is_same_v<M, GetSmall>) return GetSmall{0x0a0b0c0du, 1, "atlas/small/f 2.root"};
   else if constexpr (std::is_same_v<M, GetSmallOk>)
     return GetSmallOk{0x11223344u, 3, 1, 0x0102030405ull, -1234567890123456789ll, "0a3c1f2e", "gone", {0x01, 0x02}};
-  else if constexpr (std::is_same_v<M, End> || std::is_same_v<M, Done> || std::is_same_v<M, InfoRequest>)
+  else if constexpr (std::is_same_v<M, SmallChannelOk>) return SmallChannelOk{make_token(4)};
+  else if constexpr (std::is_same_v<M, SmallData>) {
+    SmallData d{0x0a0b0c0du, {}, {0x10, 0x20, 0x30}};
+    for (std::size_t i = 0; i < d.tag.size(); ++i) d.tag[i] = static_cast<std::uint8_t>(0xa0 + i);
+    return d;
+  } else if constexpr (std::is_same_v<M, End> || std::is_same_v<M, Done> || std::is_same_v<M, InfoRequest> ||
+                       std::is_same_v<M, SmallChannel>)
     return M{};  // no fields
   else static_assert(always_false<M>, "give the new message a sample with every field set");
 }
@@ -511,10 +520,12 @@ TEST(WireCodec, PayloadLimitsPerType) {
   // A small file's frames hold a whole file beside their control fields.
   for (FrameType t : {FrameType::put_small, FrameType::get_small_ok})
     EXPECT_EQ(max_payload(t), max_control_payload + max_small_file) << type_name(t);
+  // SMALL_DATA on the small-file channel: id, tag, and a whole small file with its length.
+  EXPECT_EQ(max_payload(FrameType::small_data), 4 + block_tag_size + 4 + max_small_file);
   // Fixed-size messages fill their limit exactly.
   for (const auto& m : sample_messages()) {
     FrameType t = type_of(m);
-    if (max_payload(t) != max_control_payload && max_payload(t) != max_small_payload) {
+    if (max_payload(t) != max_control_payload && max_payload(t) != max_small_payload && t != FrameType::small_data) {
       EXPECT_EQ(encode(m).size() - header_size, max_payload(t)) << type_name(t);
     }
   }
@@ -1118,6 +1129,8 @@ TEST(WireCodecSmallFiles, AGetAnswerWhoseDataDiffersFromItsSizeIsBadField) {
   GetSmallOk ok{1, 0, 0, 3, 0, "0a3c1f2e", "", {1, 2}};
   EXPECT_EQ(decode_frame(encode(ok)), DecodeStatus::bad_field);
   ok.data = Blob{1, 2, 3};
+  EXPECT_EQ(decode_frame(encode(ok)), DecodeStatus::ok);
+  ok.data = Blob{};  // the bytes follow on the small-file channel; the client checks their size there
   EXPECT_EQ(decode_frame(encode(ok)), DecodeStatus::ok);
   ok.too_large = 2;
   EXPECT_EQ(decode_frame(encode(ok)), DecodeStatus::bad_field);
