@@ -11,28 +11,12 @@
 #include "pxfer/limits.hpp"
 #include "pxfer/wire_types.hpp"
 #include "wire/blob.hpp"
+#include "wire/sizes.hpp"
+#include "wire/small_messages.hpp"
 
 namespace pxfer::wire {
 
-inline constexpr std::uint32_t magic = 0x50584652;  // "PXFR", first field of HELLO
-// 2: TLS 1.3 control connections, AUTH. 3: data streams prove themselves on ATTACH (a MAC under
-// a key from the control connection's TLS exporter, ATTACH_CHALLENGE / ATTACH_PROOF) and every
-// BLOCK carries a 16-byte Poly1305 tag (checksum/block_mac.hpp). Peers of different versions refuse
-// each other at HELLO with one clear line.
-inline constexpr std::uint16_t protocol_version = 3;
-inline constexpr std::size_t header_size = 8;       // u32 length, u16 type, u16 flags
-inline constexpr std::uint32_t max_control_payload = 64 * 1024;
-inline constexpr std::uint32_t min_block_size = limits::min_block_size;  // limits.hpp is their home
-inline constexpr std::uint32_t max_block_size = limits::max_block_size;
-inline constexpr std::size_t block_header_size = 16;  // u64 offset, u32 raw length, u32 flags
-inline constexpr std::size_t block_tag_size = 16;     // Poly1305 tag after a BLOCK's payload (version 3)
-inline constexpr std::size_t attach_nonce_size = 32;  // ATTACH_CHALLENGE
-inline constexpr std::size_t attach_proof_size = 32;  // ATTACH_PROOF (HMAC-SHA256)
-inline constexpr std::size_t max_path_length = 4096;
-inline constexpr std::size_t max_text_length = 1024;
-inline constexpr std::size_t token_size = 16;
-inline constexpr std::uint16_t max_streams = limits::max_streams;
-inline constexpr std::size_t max_congestion_name = 16;  // TCP_CA_NAME_MAX
+// Sizes and limits of frames and fields (wire/sizes.hpp); the small-file messages (wire/small_messages.hpp).
 
 enum class FrameType : std::uint16_t {
   hello = 1,      // client -> server, first frame of a control connection
@@ -140,7 +124,6 @@ inline constexpr std::size_t max_identity_length = 128;
 enum AuthRights : std::uint8_t { right_read = 1u << 0, right_write = 1u << 1 };
 enum BlockFlags : std::uint32_t { block_compressed_zstd = 1u << 0 };
 
-using Token = std::array<std::uint8_t, token_size>;
 
 struct FrameHeader {
   FrameType type{};
@@ -381,65 +364,6 @@ struct TpcDone {
   std::uint8_t checksum = 0;        // pxfer::ChecksumAlgo
   std::string value;                // the whole-file digest both ends computed and compared
   std::uint64_t stream_recoveries = 0;
-};
-// Small files (docs/protocol.md "Small files"). A file of at most limits::max_small_file bytes
-// moves whole in one frame on the TLS control connection, which authenticates and encrypts it (no
-// data stream, no block tag, no HAVE or COMMIT). The client keeps up to limits::small_files_in_flight
-// requests outstanding; the server answers each in the order it read them, by `id`. The server
-// writes a PUT_SMALL through the same hidden temporary, fsync and rename as any put, and answers
-// only once the file is durable under its final name.
-inline constexpr std::uint32_t max_small_file = limits::max_small_file;
-inline constexpr std::uint32_t max_small_payload = max_control_payload + max_small_file;
-struct PutSmall {
-  std::uint32_t id = 0;       // the client's number for this request, echoed in the answer
-  std::uint32_t flags = 0;    // open_overwrite, open_sync (others refused)
-  std::uint8_t checksum = 0;  // pxfer::ChecksumAlgo of `value`
-  std::string path;
-  std::string value;          // the sender's digest of `data`, lower-case hex ("" with none)
-  std::int64_t mtime_ns = 0;  // the source's mtime
-  // As OPEN's: a retry (with OPEN) of a put whose answer was lost is answered from the server's
-  // record of this commit instead of failing on the file it finds in place.
-  Token transfer_id{};
-  Blob data;  // the whole file, at most max_small_file bytes
-};
-struct PutSmallOk {
-  std::uint32_t id = 0;
-  std::uint16_t code = 0;  // pxfer::Errc; 0: the file is in place and durable
-  std::string value;       // the receiver's digest of what it wrote
-  std::string message;     // why not, when code != 0
-};
-struct GetSmall {
-  std::uint32_t id = 0;
-  std::uint8_t checksum = 0;  // pxfer::ChecksumAlgo the answer's value is in
-  std::string path;
-};
-struct GetSmallOk {
-  std::uint32_t id = 0;
-  std::uint16_t code = 0;     // pxfer::Errc; 0: data (or too_large) follows
-  std::uint8_t too_large = 0; // 1: the file is over max_small_file; move it with OPEN (no data)
-  std::uint64_t size = 0;     // the file's size
-  std::int64_t mtime_ns = 0;
-  std::string value;          // the server's digest of `data`
-  std::string message;        // why not, when code != 0
-  Blob data;
-};
-// The small-file channel (cap_small_channel; the client asks only without --encrypt). After
-// SMALL_CHANNEL_OK the client connects a data connection that says ATTACH(token, 0) and proves it
-// as any data stream does (block_mac.hpp), under K = TLS-Exporter of this control connection with
-// the channel's token as context. From then on every PUT_SMALL of the session has empty `data`
-// and its bytes follow on the channel as the next SMALL_DATA; every GET_SMALL_OK with code 0 and
-// not too_large has empty `data` and its bytes follow on the channel as the next SMALL_DATA.
-// Frames on the channel come in the order of their requests; a SMALL_DATA names its request's id.
-struct SmallChannel {};
-struct SmallChannelOk {
-  Token token{};
-};
-struct SmallData {
-  std::uint32_t id = 0;  // the PUT_SMALL's or GET_SMALL's id
-  // Poly1305 under a one-time key per frame, over u32 id, u32 size (big-endian, 8 zero bytes of
-  // padding) and the bytes (small_channel.hpp): the channel's keys differ per direction.
-  std::array<std::uint8_t, block_tag_size> tag{};
-  Blob data;             // the whole file, at most max_small_file bytes; last, so it is never copied out
 };
 struct InfoRequest {};
 struct Info {
