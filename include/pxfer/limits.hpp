@@ -28,10 +28,11 @@ inline constexpr std::uint32_t max_small_file = min_block_size;
 inline constexpr std::uint32_t small_files_in_flight = 64;
 inline constexpr std::uint32_t small_bytes_in_flight = 8u << 20;
 // What pxferd holds of one connection's small files at a time: the requests it reads at once and
-// serves as one batch (at most small_files_in_flight of them) carry at most this much file data,
-// a PUT_SMALL counted at its bytes and a GET_SMALL at the largest answer it may bring
-// (max_small_file), so gets are served one at a time. 1 MiB moved a 2,000-file put -r as fast as
-// 4 MiB did, with pxferd's peak RSS at 28 MiB instead of 52 (docs/performance.md section 9).
+// serves as one batch (at most small_files_in_flight of them) carry at most this much file data
+// (PUT_SMALL's bytes), and one trip of a batch stops reading gets once it read this much (the
+// rest of the batch waits for the next trip), so a trip holds at most this plus one file. 1 MiB
+// moved a 2,000-file put -r as fast as 4 MiB did, with pxferd's peak RSS at 28 MiB instead of 52
+// (docs/performance.md section 9).
 inline constexpr std::uint32_t small_batch_bytes = 1u << 20;
 // A data connection whose stream ended cleanly (END both ways) can carry the same client's next
 // file: it says ATTACH again and proves the new transfer's key, so the files of a -r run share one

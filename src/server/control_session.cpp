@@ -48,10 +48,11 @@ std::optional<Error> read_only_below(const SessionRights& rights, const std::str
 bool is_small_file(const wire::Message& m) {
   return std::holds_alternative<wire::PutSmall>(m) || std::holds_alternative<wire::GetSmall>(m);
 }
-// A request's share of limits::small_batch_bytes: a put's bytes, a get's largest possible answer.
+// A request's share of limits::small_batch_bytes as requests are read: a put's bytes; a get's
+// bytes are counted as its trip reads them (TransferService::small_files).
 std::size_t small_bytes(const wire::Message& m) {
   const auto* put = std::get_if<wire::PutSmall>(&m);
-  return put ? put->data.size() : limits::max_small_file;
+  return put ? put->data.size() : 0;
 }
 
 wire::Message done_or_error(const std::optional<Error>& refused) {
@@ -255,6 +256,19 @@ class Handlers {
   // one write, in request order; the session then reads the next request.
  public:
   awaitable<void> small_files(std::vector<wire::Message>& batch) {
+    std::vector<std::optional<wire::Message>> refusals = authorize_small(batch);
+    // A trip that read limits::small_batch_bytes of gets answers only the first requests: the
+    // rest go again (TransferService::small_files).
+    while (!batch.empty()) {
+      const std::size_t answered = co_await small_trip(batch, refusals);
+      batch.erase(batch.begin(), batch.begin() + static_cast<std::ptrdiff_t>(answered));
+      refusals.erase(refusals.begin(), refusals.begin() + static_cast<std::ptrdiff_t>(answered));
+    }
+  }
+
+ private:
+  // Each request's refusal (its answer), or nothing where the identity may do it.
+  std::vector<std::optional<wire::Message>> authorize_small(const std::vector<wire::Message>& batch) {
     std::vector<std::optional<wire::Message>> refusals(batch.size());
     for (std::size_t i = 0; i < batch.size(); ++i) {
       auto refuse = [&](const auto& request, auto answer, bool write) {
@@ -269,11 +283,17 @@ class Handlers {
       if (auto* put = std::get_if<wire::PutSmall>(&batch[i])) refuse(*put, wire::PutSmallOk{}, true);
       else refuse(std::get<wire::GetSmall>(batch[i]), wire::GetSmallOk{}, false);
     }
+    return refusals;
+  }
+
+  // One trip of small_files: the answers of the first requests (all, or those the trip's bytes
+  // allowed) sent; returns how many.
+  awaitable<std::size_t> small_trip(std::vector<wire::Message>& batch, std::vector<std::optional<wire::Message>>& refusals) {
     auto answers = co_await cx_.transfers.small_files(conn_, batch, refusals, who_);
     auto channel = channel_ ? channel_->channel() : nullptr;
     if (!channel) {
       co_await net::send_messages(*conn_, answers);
-      co_return;
+      co_return answers.size();
     }
     // The answers first (the client reads each, then its bytes from the channel), then the bytes.
     std::vector<wire::Message> data;
@@ -282,6 +302,7 @@ class Handlers {
         data.emplace_back(channel->seal(get->id, std::exchange(get->data, {})));
     co_await net::send_messages(*conn_, answers);
     if (!data.empty()) co_await channel->send(data);
+    co_return answers.size();
   }
 
  private:

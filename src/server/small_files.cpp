@@ -160,18 +160,27 @@ void TransferService::settle_small(net::Connection& conn, std::vector<wire::Mess
 
 // Reads the batch's gets and writes its puts, then commits the puts together (io/commit_group.hpp):
 // each put is answered only once its file is durable under its final name.
-void TransferService::serve_small(std::vector<wire::Message>& requests, std::vector<wire::Message>& answers,
-                                  std::vector<std::optional<Error>>& failures, const std::vector<std::size_t>& served,
-                                  std::vector<std::optional<FileSource>>& sources, const Who& who) {
+std::size_t TransferService::serve_small(std::vector<wire::Message>& requests, std::vector<wire::Message>& answers,
+                                         std::vector<std::optional<Error>>& failures,
+                                         const std::vector<std::size_t>& served,
+                                         std::vector<std::optional<FileSource>>& sources, const Who& who) {
   CommitGroup group;
   std::vector<std::size_t> grouped;  // the request of each file in the group
+  std::size_t end = requests.size();
+  std::uint64_t read = 0;  // bytes of the gets read so far
   for (std::size_t i : served) {
+    if (read >= limits::small_batch_bytes) {
+      end = i;  // this request and the ones after it wait for the next trip
+      break;
+    }
     try {
       if (auto* put = std::get_if<wire::PutSmall>(&requests[i])) {
         group.add(store_small(*put, std::get<wire::PutSmallOk>(answers[i])));
         grouped.push_back(i);
       } else {
-        load_small(std::get<wire::GetSmall>(requests[i]), sources[i], std::get<wire::GetSmallOk>(answers[i]));
+        auto& answer = std::get<wire::GetSmallOk>(answers[i]);
+        load_small(std::get<wire::GetSmall>(requests[i]), sources[i], answer);
+        read += answer.data.size();
       }
     } catch (const Error& e) {
       failures[i] = e;
@@ -179,6 +188,13 @@ void TransferService::serve_small(std::vector<wire::Message>& requests, std::vec
       failures[i] = Error(Errc::internal, path_of(requests[i]) + ": " + e.what());
     }
   }
+  commit_small(requests, answers, failures, group, grouped, who);
+  return end;
+}
+
+void TransferService::commit_small(std::vector<wire::Message>& requests, std::vector<wire::Message>& answers,
+                                   std::vector<std::optional<Error>>& failures, CommitGroup& group,
+                                   const std::vector<std::size_t>& grouped, const Who& who) {
   if (group.empty()) return;
   auto outcomes = group.commit();
   for (std::size_t k = 0; k < outcomes.size(); ++k) {
@@ -204,12 +220,15 @@ net::awaitable<std::vector<wire::Message>> TransferService::small_files(
   InService counted(in_service_);
   const auto start = Clock::now();
   const std::size_t n = requests.size();
-  metrics_.small_files.fetch_add(n, std::memory_order_relaxed);
+  std::size_t end = n;  // the requests answered on this trip: [0, end)
   metrics_.small_batches.fetch_add(1, std::memory_order_relaxed);
   std::vector<wire::Message> answers(n);
   std::vector<std::optional<Error>> failures(n);
   const std::vector<std::size_t> served = first_answers(requests, refusals, answers);
-  if (served.empty()) co_return answers;
+  if (served.empty()) {
+    metrics_.small_files.fetch_add(n, std::memory_order_relaxed);
+    co_return answers;
+  }
   std::optional<Error> refused;
   std::unique_ptr<Admission::Slot> slot;
   try {
@@ -235,11 +254,16 @@ net::awaitable<std::vector<wire::Message>> TransferService::small_files(
         else inline_reads = false;
       }
     }
-    std::function<void()> work = [&] { serve_small(requests, answers, failures, served, sources, who); };
+    std::function<void()> work = [&] { end = serve_small(requests, answers, failures, served, sources, who); };
     if (inline_reads) work();
     else co_await blocking_.run(work);
   }
-  settle_small(*control, requests, answers, failures, served, who, start);
+  std::vector<std::size_t> answered;
+  for (std::size_t i : served)
+    if (i < end) answered.push_back(i);
+  settle_small(*control, requests, answers, failures, answered, who, start);
+  metrics_.small_files.fetch_add(end, std::memory_order_relaxed);
+  answers.resize(end);
   co_return answers;
 }
 

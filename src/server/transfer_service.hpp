@@ -19,6 +19,9 @@
 #include "small_channels.hpp"
 #include "transfer_registry.hpp"
 
+namespace pxfer {
+class CommitGroup;
+}
 namespace pxfer::server {
 
 class TransferService {
@@ -39,7 +42,9 @@ class TransferService {
   // had read at once, after it authorized their paths (`refusals[i]` set: answered with it, not
   // served). They share one admission slot and one trip to the blocking pool; the answers come
   // back in request order, each with its request's id. A file's own failure is in its answer,
-  // never thrown: the session reads the next request.
+  // never thrown: the session reads the next request. Gets stop the trip once the bytes read reach
+  // limits::small_batch_bytes: the answers then cover only the first requests, and the session
+  // calls again with the rest (so what it holds stays near that bound whatever the files' sizes).
   net::awaitable<std::vector<wire::Message>> small_files(std::shared_ptr<net::Connection> control,
                                                           std::vector<wire::Message>& requests,
                                                           std::vector<std::optional<wire::Message>>& refusals,
@@ -88,10 +93,16 @@ class TransferService {
   // recorded; a get read (from `source` when the session opened it already) and digested.
   // A put's bytes written and verified into its hidden temporary; the batch commits them together.
   std::unique_ptr<FileSink> store_small(wire::PutSmall& m, wire::PutSmallOk& answer);
-  void serve_small(std::vector<wire::Message>& requests, std::vector<wire::Message>& answers,
-                   std::vector<std::optional<Error>>& failures, const std::vector<std::size_t>& served,
-                   std::vector<std::optional<FileSource>>& sources, const Who& who);
+  // Returns how many requests (from the first) it served: all, or fewer once gets read
+  // limits::small_batch_bytes.
+  std::size_t serve_small(std::vector<wire::Message>& requests, std::vector<wire::Message>& answers,
+                          std::vector<std::optional<Error>>& failures, const std::vector<std::size_t>& served,
+                          std::vector<std::optional<FileSource>>& sources, const Who& who);
   void load_small(wire::GetSmall& m, std::optional<FileSource>& source, wire::GetSmallOk& answer);
+  // The puts of a trip made durable together; each recorded for a retry of its transfer id.
+  void commit_small(std::vector<wire::Message>& requests, std::vector<wire::Message>& answers,
+                    std::vector<std::optional<Error>>& failures, CommitGroup& group,
+                    const std::vector<std::size_t>& grouped, const Who& who);
   // A batch's served files ended: their accounting lines, and failures into their answers.
   void settle_small(net::Connection& conn, std::vector<wire::Message>& requests, std::vector<wire::Message>& answers,
                     const std::vector<std::optional<Error>>& failures, const std::vector<std::size_t>& served,
