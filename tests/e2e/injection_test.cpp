@@ -27,6 +27,8 @@
 #include <vector>
 
 #include "support/e2e.hpp"
+#include "support/path_proxy.hpp"
+#include "support/raw_frames.hpp"
 
 namespace pxfer::e2e {
 namespace {
@@ -45,47 +47,11 @@ enum class Attack {
   inject_get,     // the same towards the client during a get (the client is the receiver)
 };
 
-int connect_loopback(std::uint16_t port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  int on = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-  return fd;
-}
-
-bool send_all(int fd, const std::uint8_t* p, std::size_t n) {
-  while (n > 0) {
-    ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= static_cast<std::size_t>(w);
-  }
-  return true;
-}
-
-bool recv_all(int fd, std::uint8_t* p, std::size_t n) {
-  while (n > 0) {
-    ssize_t r = ::recv(fd, p, n, 0);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    p += r;
-    n -= static_cast<std::size_t>(r);
-  }
-  return true;
-}
-
-std::uint32_t be32(const std::uint8_t* p) {
-  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | p[3];
-}
-std::uint16_t be16(const std::uint8_t* p) { return static_cast<std::uint16_t>((p[0] << 8) | p[1]); }
+using raw::be16;
+using raw::be32;
+using raw::connect_loopback;
+using raw::recv_all;
+using raw::send_all;
 void put_be(Bytes& out, std::uint64_t v, int bytes) {
   for (int i = bytes - 1; i >= 0; --i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
 }
@@ -106,74 +72,18 @@ Bytes forged_block(std::uint32_t length, bool tagged) {
   return f;
 }
 
-class IntruderProxy {
+class IntruderProxy : public PathProxy {
  public:
   IntruderProxy(std::uint16_t upstream, Attack attack, std::uint32_t block_size, std::uint64_t rate)
-      : upstream_(upstream), attack_(attack), block_size_(block_size), rate_(rate) {
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(listen_fd_, 64) != 0)
-      throw std::runtime_error("cannot listen on loopback");
-    socklen_t len = sizeof a;
-    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-    threads_.emplace_back([this] { accept_loop(); });
+      : PathProxy(upstream), attack_(attack), block_size_(block_size), rate_(rate) {
+    start();
   }
-  ~IntruderProxy() {
-    stopping_ = true;
-    {
-      std::lock_guard lock(mutex_);
-      for (int fd : fds_) ::shutdown(fd, SHUT_RDWR);
-    }
-    for (auto& t : threads_) t.join();  // the acceptor first: it adds no thread after stopping_
-    for (auto& t : late_threads_) t.join();
-    ::close(listen_fd_);
-    for (int fd : fds_) ::close(fd);
-  }
-  std::uint16_t port() const { return port_; }
+  ~IntruderProxy() override { stop(); }
   bool attacked() const { return attacked_.load(); }
   // The server answered the intruder with ATTACH_OK, or acknowledged the forged block.
   bool intruder_accepted() const { return intruder_accepted_.load() || acks_at_zero_.load() > 1; }
-  std::string what_happened() {
-    std::lock_guard lock(mutex_);
-    return log_;
-  }
 
  private:
-  void note(const std::string& line) {
-    std::lock_guard lock(mutex_);
-    log_ += line + "\n";
-  }
-  int track(int fd) {
-    std::lock_guard lock(mutex_);
-    fds_.push_back(fd);
-    return fd;
-  }
-  void spawn(std::function<void()> f) {
-    std::lock_guard lock(mutex_);
-    late_threads_.emplace_back(std::move(f));
-  }
-
-  void accept_loop() {
-    while (!stopping_) {
-      pollfd p{listen_fd_, POLLIN, 0};
-      if (::poll(&p, 1, 50) <= 0) continue;
-      int client = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (client < 0) continue;
-      int server = connect_loopback(upstream_);
-      if (server < 0) {
-        ::close(client);
-        continue;
-      }
-      int on = 1;
-      ::setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-      track(client);
-      track(server);
-      spawn([this, client, server] { from_client(client, server); });
-    }
-  }
 
   // Copies bytes; with `acks_at_zero`, parses the clear frames and counts ACKs of offset 0.
   void forward_plain(int from, int to, std::atomic<int>* acks_at_zero) {
@@ -200,7 +110,7 @@ class IntruderProxy {
 
   // Client -> server: TLS (control, --encrypt) is copied untouched; a clear data connection is
   // forwarded frame by frame, slowed to rate_, and the first one is attacked.
-  void from_client(int client, int server) {
+  void from_client(int client, int server) override {
     std::uint8_t first = 0;
     if (::recv(client, &first, 1, MSG_PEEK) != 1 || first == 0x16 || attacked_.exchange(true)) {
       spawn([this, client, server] { forward_plain(server, client, nullptr); });
@@ -312,21 +222,12 @@ class IntruderProxy {
     note("intruder: connection closed by the server");
   }
 
-  std::uint16_t upstream_;
   Attack attack_;
   std::uint32_t block_size_;
   std::uint64_t rate_;
-  int listen_fd_ = -1;
-  std::uint16_t port_ = 0;
-  std::atomic<bool> stopping_{false};
   std::atomic<bool> attacked_{false};
   std::atomic<bool> intruder_accepted_{false};
   std::atomic<int> acks_at_zero_{0};
-  std::mutex mutex_;
-  std::vector<int> fds_;
-  std::string log_;
-  std::vector<std::thread> threads_;
-  std::vector<std::thread> late_threads_;
 };
 
 struct Outcome {

@@ -24,6 +24,8 @@
 #include <vector>
 
 #include "support/e2e.hpp"
+#include "support/path_proxy.hpp"
+#include "support/raw_frames.hpp"
 
 namespace pxfer::e2e {
 namespace {
@@ -41,115 +43,22 @@ enum class Attack {
   hijack,        // the channel's ATTACH and proof copied into the intruder's own connection
 };
 
-int connect_loopback(std::uint16_t port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  int on = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-  return fd;
-}
+using raw::be16;
+using raw::be32;
+using raw::connect_loopback;
+using raw::recv_all;
+using raw::send_all;
 
-bool send_all(int fd, const std::uint8_t* p, std::size_t n) {
-  while (n > 0) {
-    ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= static_cast<std::size_t>(w);
-  }
-  return true;
-}
-
-bool recv_all(int fd, std::uint8_t* p, std::size_t n) {
-  while (n > 0) {
-    ssize_t r = ::recv(fd, p, n, 0);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    p += r;
-    n -= static_cast<std::size_t>(r);
-  }
-  return true;
-}
-
-std::uint32_t be32(const std::uint8_t* p) {
-  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | p[3];
-}
-std::uint16_t be16(const std::uint8_t* p) { return static_cast<std::uint16_t>((p[0] << 8) | p[1]); }
-
-class ChannelProxy {
+class ChannelProxy : public PathProxy {
  public:
-  ChannelProxy(std::uint16_t upstream, Attack attack) : upstream_(upstream), attack_(attack) {
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(listen_fd_, 64) != 0)
-      throw std::runtime_error("cannot listen on loopback");
-    socklen_t len = sizeof a;
-    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-    threads_.emplace_back([this] { accept_loop(); });
-  }
-  ~ChannelProxy() {
-    stopping_ = true;
-    {
-      std::lock_guard lock(mutex_);
-      for (int fd : fds_) ::shutdown(fd, SHUT_RDWR);
-    }
-    for (auto& t : threads_) t.join();
-    for (auto& t : late_threads_) t.join();
-    ::close(listen_fd_);
-    for (int fd : fds_) ::close(fd);
-  }
-  std::string url(const std::string& path) const { return "pxfer://127.0.0.1:" + std::to_string(port_) + "/" + path; }
+  ChannelProxy(std::uint16_t upstream, Attack attack) : PathProxy(upstream), attack_(attack) { start(); }
+  ~ChannelProxy() override { stop(); }
+  std::string url(const std::string& path) const { return "pxfer://127.0.0.1:" + std::to_string(port()) + "/" + path; }
   int struck() const { return struck_.load(); }
   int small_data_frames() const { return small_data_.load(); }
   bool intruder_accepted() const { return intruder_accepted_.load(); }
-  std::string what_happened() {
-    std::lock_guard lock(mutex_);
-    return log_;
-  }
 
  private:
-  void note(const std::string& line) {
-    std::lock_guard lock(mutex_);
-    log_ += line + "\n";
-  }
-  int track(int fd) {
-    std::lock_guard lock(mutex_);
-    fds_.push_back(fd);
-    return fd;
-  }
-  void spawn(std::function<void()> f) {
-    std::lock_guard lock(mutex_);
-    late_threads_.emplace_back(std::move(f));
-  }
-
-  void accept_loop() {
-    while (!stopping_) {
-      pollfd p{listen_fd_, POLLIN, 0};
-      if (::poll(&p, 1, 50) <= 0) continue;
-      int client = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (client < 0) continue;
-      int server = connect_loopback(upstream_);
-      if (server < 0) {
-        ::close(client);
-        continue;
-      }
-      int on = 1;
-      ::setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-      track(client);
-      track(server);
-      spawn([this, client, server] { from_client(client, server); });
-    }
-  }
 
   void forward_plain(int from, int to) {
     std::uint8_t buf[65536];
@@ -163,7 +72,7 @@ class ChannelProxy {
 
   // TLS (control connections) is copied untouched; the first clear connection is the first
   // channel: its frames are read one by one both ways, and the attack is made on them.
-  void from_client(int client, int server) {
+  void from_client(int client, int server) override {
     std::uint8_t first = 0;
     if (::recv(client, &first, 1, MSG_PEEK) != 1 || first == 0x16 || seen_channel_.exchange(true)) {
       spawn([this, client, server] { forward_plain(server, client); });
@@ -231,21 +140,12 @@ class ChannelProxy {
     note("intruder: connection closed by the server");
   }
 
-  std::uint16_t upstream_;
   Attack attack_;
-  int listen_fd_ = -1;
-  std::uint16_t port_ = 0;
-  std::atomic<bool> stopping_{false};
   std::atomic<bool> seen_channel_{false};
   std::atomic<bool> hijacked_{false};
   std::atomic<bool> intruder_accepted_{false};
   std::atomic<int> struck_{0};
   std::atomic<int> small_data_{0};
-  std::mutex mutex_;
-  std::vector<int> fds_;
-  std::string log_;
-  std::vector<std::thread> threads_;
-  std::vector<std::thread> late_threads_;
 };
 
 void make_tree(const std::string& top, int count) {
