@@ -67,10 +67,10 @@ TEST(Session, ManySmallFilesShareEachWorkersControlConnection) {
   EXPECT_LE(get_proxy.accepted(), files + 3u + 1u) << get.out;
 }
 
-// Files of one block move on their worker's control connection itself (OPEN flag on_control):
-// 60 of them with -c 3 open no data connection at all, only the 3 workers' control connections
-// and the one that plans the run (MKDIR for a put, LIST for a get). A file of two blocks in the
-// same tree still gets its data streams (2).
+// Files of one block move without data streams of their own: 60 of them with -c 3 open only the
+// 3 workers' control connections, each worker's small-file channel (PUT_SMALL / GET_SMALL bytes,
+// docs/protocol.md "Small files") and the one that plans the run (MKDIR for a put, LIST for a
+// get). A file of two blocks in the same tree still gets its data streams (2).
 TEST(Session, OneBlockFilesMoveOnTheControlConnection) {
   TempDir dir;
   std::string root = dir.subdir("root"), local = dir.subdir("local");
@@ -82,33 +82,41 @@ TEST(Session, OneBlockFilesMoveOnTheControlConnection) {
   RunResult put = run_pxfer("put", "-r", "-c", "3", "-p", "4", local + "/tree", via(put_proxy, ""));
   ASSERT_EQ(put.exit_code, 0) << put.err << put.out;
   expect_same_files(local + "/tree", root + "/tree");
-  EXPECT_LE(put_proxy.accepted(), 1u + 3u + 2u) << put.out;
+  EXPECT_LE(put_proxy.accepted(), 1u + 3u + 3u + 2u) << put.out;
 
   FaultProxy get_proxy(server.port());
   RunResult get = run_pxfer("get", "-r", "-c", "3", "-p", "4", via(get_proxy, "tree"), local + "/back");
   ASSERT_EQ(get.exit_code, 0) << get.err << get.out;
   expect_same_files(local + "/tree", local + "/back");
-  EXPECT_LE(get_proxy.accepted(), 1u + 3u + 2u) << get.out;
+  EXPECT_LE(get_proxy.accepted(), 1u + 3u + 3u + 2u) << get.out;
 }
 
-// The worker's control connection is cut while a one-block file moves on it: that file's attempt
-// fails, --retries runs it again on a new control connection, and every file arrives whole.
-TEST(Session, ControlConnectionCutMidFileIsRetriedOnANewOne) {
+// The worker's control connection, or its small-file channel, is cut while small files move on
+// them: the files in flight fail, --retries runs them again on a new control connection, and
+// every file arrives whole.
+class SessionCut : public ::testing::TestWithParam<std::pair<std::size_t, std::uint64_t>> {};
+TEST_P(SessionCut, MidFileIsRetriedOnANewOne) {
   TempDir dir;
   std::string root = dir.subdir("root"), local = dir.subdir("local");
-  make_small_tree(local + "/tree", 20);
+  make_small_tree(local + "/tree", 60);  // ~12 KB of requests and answers on the control connection
   ServerProcess server(root);
   FaultProxy proxy(server.port());
-  // Connection 0 makes the directories (MKDIR); 1 is the only worker's control connection.
-  proxy.inject(1, pxfer::testing::Fault::cut, 300 * KiB);
+  // Connection 0 makes the directories (MKDIR); 1 is the only worker's control connection, 2 its
+  // small-file channel.
+  const auto [connection, after] = GetParam();
+  proxy.inject(connection, pxfer::testing::Fault::cut, after);
   RunResult put = run_pxfer("put", "-r", "-c", "1", "--retries", "2", local + "/tree", via(proxy, ""));
   ASSERT_EQ(put.exit_code, 0) << put.err << put.out;
   EXPECT_EQ(proxy.faults_fired(), 1u);
-  EXPECT_GE(proxy.accepted(), 3u) << "no new control connection after the cut";
+  EXPECT_GE(proxy.accepted(), 4u) << "no new control connection after the cut";
   expect_same_files(local + "/tree", root + "/tree");
   for (int d = 0; d < 4; ++d)
     EXPECT_EQ(hidden_temporaries(root + "/tree/d" + std::to_string(d)), std::vector<std::string>{}) << d;
 }
+INSTANTIATE_TEST_SUITE_P(Session, SessionCut,
+                         ::testing::Values(std::make_pair(std::size_t{1}, std::uint64_t{5 * KiB}),
+                                           std::make_pair(std::size_t{2}, std::uint64_t{300 * KiB})),
+                         [](const auto& info) { return info.param.first == 1 ? "ControlConnection" : "SmallFileChannel"; });
 
 // The server closes a control session that stays idle (--idle-timeout 1s); files spaced 2 s
 // apart (--connect-rate 1: two connections per file) find their worker's kept connection gone,
