@@ -48,8 +48,8 @@ awaitable<std::shared_ptr<transfer::SmallChannel>> open_small_channel(const Cont
   auto ok = net::expect<wire::SmallChannelOk>(co_await reply(control, "SMALL_CHANNEL"), link.authority);
   const MacKey key = net::export_keying_material(control, std::string(data_exporter_label), ok.token);
   const SocketTuning tuning{opt.window, opt.congestion, opt.window_clamp};
-  auto socket = co_await connect_socket(co_await asio::this_coro::executor, link.data_endpoints, tuning,
-                                        opt.connect_timeout, link.authority, nullptr);
+  auto ex = co_await asio::this_coro::executor;  // named: no co_await inside another's arguments (g++ 12)
+  auto socket = co_await connect_socket(ex, link.data_endpoints, tuning, opt.connect_timeout, link.authority, nullptr);
   const bool clear = false;  // the channel is only asked for without --encrypt
   auto conn = co_await open_data_connection(socket, clear, link);
   const wire::Message attach = wire::Attach{ok.token, 0};
