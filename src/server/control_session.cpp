@@ -420,8 +420,11 @@ awaitable<void> control_session(const SessionContext& cx, std::shared_ptr<Connec
 // within limits::idle_data_stream, ends it; so does an ATTACH without a valid proof.
 // An ATTACH naming a small-file channel hands the connection to its control session: true then.
 awaitable<bool> serve_data_connection(const SessionContext& cx, std::shared_ptr<Connection> conn, wire::Attach attach) {
-  if (auto slot = cx.transfers.small_channels().find(attach.token))
-    co_return co_await SmallChannels::join(std::move(slot), conn, attach, cx.options.hello_timeout);
+  if (auto slot = cx.transfers.small_channels().find(attach.token)) {
+    const bool joined = co_await SmallChannels::join(std::move(slot), conn, attach, cx.options.hello_timeout);
+    if (joined) cx.metrics.small_channels.fetch_add(1, std::memory_order_relaxed);
+    co_return joined;
+  }
   for (bool kept = false;; kept = true) {
     const bool clean = co_await cx.transfers.attach(conn, attach, kept);
     if (!clean) co_return false;

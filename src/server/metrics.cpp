@@ -73,6 +73,9 @@ std::string format_prometheus(const Metrics& m, const Gauges& g) {
   family(out, "pxferd_small_file_batches_total", "counter",
          "Batches the small-file requests were served in (requests read at once share one batch).");
   sample(out, "pxferd_small_file_batches_total", m.small_batches.load(std::memory_order_relaxed));
+  family(out, "pxferd_small_file_channels_total", "counter",
+         "Small-file channels joined (a data connection that carries a control connection's small files' bytes).");
+  sample(out, "pxferd_small_file_channels_total", m.small_channels.load(std::memory_order_relaxed));
   family(out, "pxferd_data_streams_total", "counter", "Data streams joined to a transfer (ATTACH and its proof accepted).");
   sample(out, "pxferd_data_streams_total", m.streams_attached.load(std::memory_order_relaxed));
   family(out, "pxferd_data_streams_on_kept_connections_total", "counter",

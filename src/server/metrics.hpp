@@ -29,6 +29,9 @@ struct Metrics {
   // batch says how much the per-batch work (admission, the pool's trip, the answers' write) is shared.
   std::atomic<std::uint64_t> small_files{0};
   std::atomic<std::uint64_t> small_batches{0};
+  // Small-file channels joined (cap_small_channel: one per control connection that moves small
+  // files without --encrypt, transfer/small_channel.hpp).
+  std::atomic<std::uint64_t> small_channels{0};
   // Data streams joined to a transfer (ATTACH proven), and those of them that came on a connection
   // an earlier stream of the same client had ended on (client/stream_pool.hpp).
   std::atomic<std::uint64_t> streams_attached{0};

@@ -179,6 +179,7 @@ TEST_F(SmallFiles, RequestsReadTogetherAreServedInOneBatchWithEachAnswerInItsPla
   EXPECT_EQ(served, 60) << scrape;
   EXPECT_GE(batches, 1) << scrape;
   EXPECT_LT(batches, served) << "every request was served alone: nothing was read together";
+  EXPECT_EQ(metric_sample(scrape, "pxferd_small_file_channels_total"), 1) << "the session's bytes did not use a channel";
 }
 
 // The export root confines a small put as it confines OPEN: the request is refused by the server,
