@@ -2,6 +2,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include <functional>
 #include <memory>
 
@@ -421,9 +426,18 @@ awaitable<void> control_session(const SessionContext& cx, std::shared_ptr<Connec
 // An ATTACH naming a small-file channel hands the connection to its control session: true then.
 awaitable<bool> serve_data_connection(const SessionContext& cx, std::shared_ptr<Connection> conn, wire::Attach attach) {
   if (auto slot = cx.transfers.small_channels().find(attach.token)) {
+    std::weak_ptr<SmallChannels::Slot> session = slot;
     const bool joined = co_await SmallChannels::join(std::move(slot), conn, attach, cx.options.hello_timeout);
-    if (joined) cx.metrics.small_channels.fetch_add(1, std::memory_order_relaxed);
-    co_return joined;
+    if (!joined) co_return false;
+    cx.metrics.small_channels.fetch_add(1, std::memory_order_relaxed);
+    // Stays until the session drops the channel, so the connection keeps counting against
+    // --max-connections and the listener still closes it at shutdown.
+    boost::asio::steady_timer wait(co_await boost::asio::this_coro::executor);
+    while (!session.expired() && !cx.stopping) {
+      wait.expires_after(std::chrono::seconds(1));
+      co_await wait.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+    }
+    co_return true;
   }
   for (bool kept = false;; kept = true) {
     const bool clean = co_await cx.transfers.attach(conn, attach, kept);
