@@ -105,6 +105,28 @@ const std::string& path_of(const wire::Message& request) {
   return std::get<wire::GetSmall>(request).path;
 }
 
+// Opens the batch's gets whose files the kernel has cached, in order, until their sizes add up to
+// limits::small_batch_bytes, and returns where that is: the requests from there on wait for the
+// next trip (serve_small stops there), so a file is opened once, not again on every trip before
+// its own. `inline_reads` turns false when a get before that point is not cached.
+std::size_t open_cached_gets(const Directory& root, const std::vector<wire::Message>& requests,
+                             const std::vector<std::size_t>& served, std::vector<std::optional<FileSource>>& sources,
+                             bool& inline_reads) {
+  std::uint64_t planned = 0;
+  for (std::size_t i : served) {
+    if (!std::holds_alternative<wire::GetSmall>(requests[i])) continue;
+    auto cached = FileSource::open_if_cached(root, path_of(requests[i]));
+    if (!cached) {
+      inline_reads = false;
+      continue;
+    }
+    planned += cached->size();
+    sources[i].emplace(std::move(*cached));
+    if (planned >= limits::small_batch_bytes) return i + 1;
+  }
+  return requests.size();
+}
+
 // Each request's answer as it starts: the session's refusal, or an empty answer with the
 // request's id. Returns the requests to serve.
 std::vector<std::size_t> first_answers(const std::vector<wire::Message>& requests,
@@ -163,13 +185,14 @@ void TransferService::settle_small(net::Connection& conn, std::vector<wire::Mess
 std::size_t TransferService::serve_small(std::vector<wire::Message>& requests, std::vector<wire::Message>& answers,
                                          std::vector<std::optional<Error>>& failures,
                                          const std::vector<std::size_t>& served,
-                                         std::vector<std::optional<FileSource>>& sources, const Who& who) {
+                                         std::vector<std::optional<FileSource>>& sources, const Who& who,
+                                         std::size_t window) {
   CommitGroup group;
   std::vector<std::size_t> grouped;  // the request of each file in the group
   std::size_t end = requests.size();
   std::uint64_t read = 0;  // bytes of the gets read so far
   for (std::size_t i : served) {
-    if (read >= limits::small_batch_bytes) {
+    if (i >= window || read >= limits::small_batch_bytes) {
       end = i;  // this request and the ones after it wait for the next trip
       break;
     }
@@ -245,16 +268,14 @@ net::awaitable<std::vector<wire::Message>> TransferService::small_files(
     // blocking pool in one trip: a slow disk never holds a network thread.
     std::vector<std::optional<FileSource>> sources(n);
     bool inline_reads = true;
+    const std::size_t window = open_cached_gets(root_, requests, served, sources, inline_reads);
     for (std::size_t i : served) {
       if (auto* put = std::get_if<wire::PutSmall>(&requests[i])) {
         running.add(put->transfer_id, owner_of(who, put->path));
-        inline_reads = false;
-      } else {
-        if (auto cached = FileSource::open_if_cached(root_, path_of(requests[i]))) sources[i].emplace(std::move(*cached));
-        else inline_reads = false;
+        if (i < window) inline_reads = false;
       }
     }
-    std::function<void()> work = [&] { end = serve_small(requests, answers, failures, served, sources, who); };
+    std::function<void()> work = [&] { end = serve_small(requests, answers, failures, served, sources, who, window); };
     if (inline_reads) work();
     else co_await blocking_.run(work);
   }

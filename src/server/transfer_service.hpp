@@ -94,10 +94,10 @@ class TransferService {
   // A put's bytes written and verified into its hidden temporary; the batch commits them together.
   std::unique_ptr<FileSink> store_small(wire::PutSmall& m, wire::PutSmallOk& answer);
   // Returns how many requests (from the first) it served: all, or fewer once gets read
-  // limits::small_batch_bytes.
+  // limits::small_batch_bytes or at `window` (where the cached gets opened for it end).
   std::size_t serve_small(std::vector<wire::Message>& requests, std::vector<wire::Message>& answers,
                           std::vector<std::optional<Error>>& failures, const std::vector<std::size_t>& served,
-                          std::vector<std::optional<FileSource>>& sources, const Who& who);
+                          std::vector<std::optional<FileSource>>& sources, const Who& who, std::size_t window);
   void load_small(wire::GetSmall& m, std::optional<FileSource>& source, wire::GetSmallOk& answer);
   // The puts of a trip made durable together; each recorded for a retry of its transfer id.
   void commit_small(std::vector<wire::Message>& requests, std::vector<wire::Message>& answers,
