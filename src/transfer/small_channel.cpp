@@ -5,16 +5,18 @@
 #include <optional>
 
 #include "net/frame_io.hpp"
+#include "wire/byte_codec.hpp"
 
 namespace pxfer::transfer {
 namespace {
 
-// What a tag covers before the bytes: the request's id and the size, big-endian.
-std::array<std::uint8_t, 8> frame_header(std::uint32_t id, std::size_t size) {
-  const auto n = static_cast<std::uint32_t>(size);
-  return {static_cast<std::uint8_t>(id >> 24), static_cast<std::uint8_t>(id >> 16), static_cast<std::uint8_t>(id >> 8),
-          static_cast<std::uint8_t>(id),       static_cast<std::uint8_t>(n >> 24),  static_cast<std::uint8_t>(n >> 16),
-          static_cast<std::uint8_t>(n >> 8),   static_cast<std::uint8_t>(n)};
+// What a tag covers before the bytes: the request's id and the size, big-endian (the codec's writer).
+std::vector<std::uint8_t> frame_header(std::uint32_t id, std::size_t size) {
+  std::vector<std::uint8_t> out;
+  wire::detail::Writer w(out);
+  w.u32(id);
+  w.u32(static_cast<std::uint32_t>(size));
+  return out;
 }
 
 }  // namespace
