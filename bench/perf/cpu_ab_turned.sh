@@ -5,7 +5,8 @@
 # (docs/performance.md section 10). PXAB_WARM=1 touches and frees SIZE + 256 MiB of memory in a
 # process of its own before every run, as bench/compare.sh does (this VM hands freed memory back
 # to its host: section 12). PXAB_PIN=1 runs both pxferds on CPU 0 and every pxfer on CPU 1, as two
-# hosts of one core each would (the ends no longer share cores).
+# hosts of one core each would (the ends no longer share cores). PXAB_A_OPTS / PXAB_B_OPTS add
+# options to one side's pxfer only (A_BIN = B_BIN and PXAB_B_OPTS="--block-size 1M" compares an option).
 set -euo pipefail
 a_bin="$1"; b_bin="$2"; rounds="$3"; size="$4"; shift 4; extra=("$@")
 work="$(mktemp -d /dev/shm/pxfer-cab.XXXXXX)"; pids=()
@@ -27,12 +28,13 @@ for r in $(seq "$rounds"); do
   for side in $order; do
     bin_var="${side}_bin"; bin="${!bin_var}"; u="${url[$side]}"; c="$work/$side/client"
     rm -rf "$work/$side/root/"* "$c/"*
+    opts_var="PXAB_${side^^}_OPTS"; read -r -a side_opts <<< "${!opts_var:-}"
     warm
     t0=$(ticks ${spid[$side]})
-    p=$( { /usr/bin/time -f "%e %U %S" "${pin[@]}" "$bin/pxfer" put -q -p 4 "${extra[@]}" "$work/big.bin" "$u/big.bin" ; } 2>&1 | grep -v warning | tail -1)
+    p=$( { /usr/bin/time -f "%e %U %S" "${pin[@]}" "$bin/pxfer" put -q -p 4 "${extra[@]}" "${side_opts[@]}" "$work/big.bin" "$u/big.bin" ; } 2>&1 | grep -v warning | tail -1)
     warm
     t1=$(ticks ${spid[$side]})
-    g=$( { /usr/bin/time -f "%e %U %S" "${pin[@]}" "$bin/pxfer" get -q -p 4 "${extra[@]}" "$u/big.bin" "$c/big.bin" ; } 2>&1 | tail -1)
+    g=$( { /usr/bin/time -f "%e %U %S" "${pin[@]}" "$bin/pxfer" get -q -p 4 "${extra[@]}" "${side_opts[@]}" "$u/big.bin" "$c/big.bin" ; } 2>&1 | tail -1)
     t2=$(ticks ${spid[$side]})
     echo "$r $side put $p srv $((t1-t0)) | get $g srv $((t2-t1))"
   done

@@ -89,6 +89,9 @@ struct SmallFile {
   Direction direction = Direction::put;
   std::string local;
   Url remote;
+  // A get into a directory this run made (get -r): nothing was under the file's name to check for
+  // or clear away first (SinkOptions::new_directory).
+  bool new_directory = false;
 };
 struct SmallOutcome {
   // fallback: the server cannot take it whole in one frame (an older pxferd, a file over

@@ -160,7 +160,6 @@ FileOutcome move_one(ClientSession& session, const BatchFile& f, const BatchOpti
   return outcome;
 }
 
-void create_local_directories(const BatchPlan& plan, BatchReport& report) { make_local_tree(plan, report.setup_errors); }
 
 // One control connection per server, directories in plan order (parents first).
 void create_remote_directories(const BatchPlan& plan, const ClientOptions& client, BatchReport& report) {
@@ -208,7 +207,7 @@ class BatchRun {
   }
 
   BatchReport run() {
-    create_local_directories(plan_, report_);
+    new_directories_ = make_local_tree(plan_, report_.setup_errors);
     create_remote_directories(plan_, options_.client, report_);
     for (const auto& e : report_.setup_errors)
       if (!report_.first_failure) report_.first_failure = e.code();
@@ -311,7 +310,11 @@ class BatchRun {
   void move_small_run(ClientSession& session, const std::vector<std::size_t>& run, const ClientOptions& client) {
     std::vector<SmallFile> files;
     files.reserve(run.size());
-    for (std::size_t i : run) files.push_back(SmallFile{plan_.files[i].direction, plan_.files[i].local, plan_.files[i].remote});
+    for (std::size_t i : run) {
+      const BatchFile& f = plan_.files[i];
+      const bool fresh = f.direction == Direction::get && new_directories_.contains(parent_of(f.local));
+      files.push_back(SmallFile{f.direction, f.local, f.remote, fresh});
+    }
     const double started_s = seconds_since_start();
     std::vector<std::pair<std::size_t, bool>> again;  // index, and whether its small attempt failed
     session.move_small(files, client, [&](std::size_t k, SmallOutcome o) {
@@ -445,6 +448,7 @@ class BatchRun {
   bool monitor_ = false;
   bool small_frames_ = false;  // BatchOptions::small_file_frames, when nothing needs a request per file
   ClientOptions base_;
+  std::set<std::string> new_directories_;  // made by this run, before the workers start (read-only after)
   RatePacer pacer_;  // --connect-rate: connections per second
   std::atomic<std::uint64_t> moved_{0};
   std::mutex mutex_;  // guards everything below, the report, and serializes the listener

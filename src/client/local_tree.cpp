@@ -24,27 +24,35 @@ std::string path_below(const std::string& root, const std::string& path) {
   return p.substr(prefix.size());
 }
 
-void make_local_tree(const BatchPlan& plan, std::vector<Error>& errors) {
+std::string parent_of(const std::string& path) {
+  const std::string p = without_trailing_slashes(path);
+  const auto slash = p.rfind('/');
+  if (slash == std::string::npos) return "";
+  return slash == 0 ? "/" : p.substr(0, slash);
+}
+
+std::set<std::string> make_local_tree(const BatchPlan& plan, std::vector<Error>& errors) {
+  std::set<std::string> made;
   if (plan.local_root.empty()) {
     for (const auto& dir : plan.local_directories) {
       std::error_code ec;
       fs::create_directories(dir, ec);
       if (ec) errors.emplace_back(errc_from_errno(ec.value()), "cannot create directory " + dir + ": " + ec.message());
     }
-    return;
+    return made;
   }
   std::error_code ec;
-  fs::create_directories(plan.local_root, ec);  // named by the user: as typed
+  if (fs::create_directories(plan.local_root, ec)) made.insert(without_trailing_slashes(plan.local_root));  // as typed
   if (ec) {
     errors.emplace_back(errc_from_errno(ec.value()), "cannot create directory " + plan.local_root + ": " + ec.message());
-    return;
+    return made;
   }
   try {
     Directory root = Directory::open_beneath(plan.local_root);
     for (const auto& dir : plan.local_directories) {
       try {
         const std::string relative = path_below(plan.local_root, dir);
-        if (!relative.empty()) make_directories(root, relative);
+        if (!relative.empty() && make_directories(root, relative)) made.insert(without_trailing_slashes(dir));
       } catch (const Error& e) {
         errors.emplace_back(e.code(), "cannot create " + dir + " beneath " + plan.local_root + ": " + e.what() +
                                           (e.code() == Errc::permission ? " (get -r follows no symlink below its target)" : ""));
@@ -53,6 +61,7 @@ void make_local_tree(const BatchPlan& plan, std::vector<Error>& errors) {
   } catch (const Error& e) {
     errors.push_back(e);
   }
+  return made;
 }
 
 std::string target_name(const std::string& root, const std::string& local) {

@@ -2,6 +2,7 @@
 // Where a get writes on the client. A get -r writes what a server listed: each name is checked
 // (check_listing) and everything is created beneath the directory the user named, through its
 // descriptor, never following a symbolic link, so a server can only write below that directory.
+#include <set>
 #include <string>
 #include <vector>
 
@@ -14,8 +15,13 @@ namespace pxfer {
 // Creates plan.local_directories. With plan.local_root (get -r) the root is created as the user
 // typed it and every directory below it one component at a time through descriptors
 // (make_directories: mkdirat, O_NOFOLLOW, a symlink in the way is refused). Without it, as typed.
-// Failures are appended to `errors`.
-void make_local_tree(const BatchPlan& plan, std::vector<Error>& errors);
+// Failures are appended to `errors`. Returns the get -r directories this call made (they did not
+// exist before), as the plan names them without trailing slashes: a file in one of them has
+// nothing under its name to check for before it is stored (SinkOptions::new_directory).
+std::set<std::string> make_local_tree(const BatchPlan& plan, std::vector<Error>& errors);
+
+// The directory part of a local file's path ("a/b/f" -> "a/b"; "f" -> "").
+std::string parent_of(const std::string& path);
 
 // `path` relative to `root` ("" for root itself). Throws Error(permission) when it is not below.
 std::string path_below(const std::string& root, const std::string& path);

@@ -169,7 +169,7 @@ class SmallRun {
     const SmallFile& f = files_[p.index];
     try {
       if (f.direction == Direction::put) return put_request(p, f);
-      if (!opt_.overwrite && ::access(f.local.c_str(), F_OK) == 0)
+      if (!opt_.overwrite && !f.new_directory && ::access(f.local.c_str(), F_OK) == 0)
         throw Error(Errc::exists, f.local + ": destination exists; use --overwrite to replace it");
       wire::GetSmall get;
       get.id = id_of(p.index);
@@ -257,6 +257,7 @@ class SmallRun {
     SinkOptions sink{opt_.overwrite, false, opt_.sync, 0, 0, opt_.partial_max_age.count()};
     sink.reserve = false;          // written in one piece right away
     sink.watch_directory = false;  // no blocks in between; the group holds many such sinks
+    sink.new_directory = f.new_directory;
     auto file = std::make_unique<FileSink>(target_dir(), target_name(opt_.local_root, f.local), ok.data.size(), sink);
     if (!ok.data.empty()) file->write_at(0, ok.data);
     group_.add(std::move(file));

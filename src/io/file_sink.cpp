@@ -135,7 +135,7 @@ FileSink::FileSink(const Directory& dir, const std::string& path, std::uint64_t 
   }
   try {
     struct stat st {};
-    if (::fstatat(dir_fd_, leaf_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    if (!options.new_directory && ::fstatat(dir_fd_, leaf_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
       if (S_ISDIR(st.st_mode))
         throw Error(Errc::exists, path + ": destination is a directory; name a file inside it or end the destination with '/'");
       if (!overwrite_) throw Error(Errc::exists, path + ": destination exists; use --overwrite to replace it");
@@ -147,7 +147,7 @@ FileSink::FileSink(const Directory& dir, const std::string& path, std::uint64_t 
     if (options.resume && size_ > options.block_size) {
       open_partial(options);
     } else {
-      discard_partial();
+      if (!options.new_directory) discard_partial();
       open_temporary();
       if (options.reserve) preallocate();
     }

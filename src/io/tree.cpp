@@ -156,10 +156,11 @@ std::vector<wire::ListEntry> list_tree(const Directory& root, const std::string&
   }
 }
 
-void make_directories(const Directory& root, const std::string& path) {
-  if (path.empty() || path == ".") return;
+bool make_directories(const Directory& root, const std::string& path) {
+  if (path.empty() || path == ".") return false;
   check_relative_path(path);
   Fd current(::dup(root.fd()));
+  bool made = false;
   std::size_t start = 0;
   while (start < path.size()) {
     std::size_t end = path.find('/', start);
@@ -167,7 +168,8 @@ void make_directories(const Directory& root, const std::string& path) {
     std::string part = path.substr(start, end - start);
     start = end + 1;
     if (part.empty() || part == ".") continue;
-    if (::mkdirat(current.fd, part.c_str(), 0777) != 0 && errno != EEXIST) {
+    made = ::mkdirat(current.fd, part.c_str(), 0777) == 0;
+    if (!made && errno != EEXIST) {
       int err = errno;
       throw Error(errc_from_errno(err), "cannot create directory " + path + ": " + errno_text(err));
     }
@@ -184,6 +186,7 @@ void make_directories(const Directory& root, const std::string& path) {
     ::close(current.fd);
     current.fd = next;
   }
+  return made;
 }
 
 }  // namespace pxfer

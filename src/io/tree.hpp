@@ -44,8 +44,9 @@ std::vector<wire::ListEntry> list_tree(const Directory& root, const std::string&
                                        std::size_t max_entries = wire::max_list_entries);
 
 // mkdir -p below the root, mode 0777 & ~umask; an existing directory is fine, a file or a
-// symlink in the way is an error.
-void make_directories(const Directory& root, const std::string& path);
+// symlink in the way is an error. True when the last directory of `path` was made here (it did
+// not exist before).
+bool make_directories(const Directory& root, const std::string& path);
 
 // Directory::open_beneath's fallback where openat2 is missing: opens `path` (relative, no "..")
 // below `dirfd` one component at a time, each with O_NOFOLLOW. Returns the fd, or -1 with errno

@@ -185,6 +185,26 @@ TEST(FileSink, DestinationThatAppearsDuringTheTransferIsNotReplaced) {
   EXPECT_EQ(read_file(tmp / "out.bin"), other);
 }
 
+// A file of a get -r into a directory the run made skips the look for an existing file before it
+// is created (SinkOptions::new_directory); one that is there all the same (another process put it
+// there) is still never replaced: the commit refuses it and leaves no temporary behind.
+TEST(FileSink, InANewDirectoryAFileThatIsThereAnywayIsNotReplaced) {
+  TempDir tmp;
+  const Bytes other = random_bytes(20, 9);
+  write_file(tmp / "out.bin", other);
+  Directory dir = Directory::open_root(tmp.path(), true);
+  SinkOptions options;
+  options.reserve = false;
+  options.watch_directory = false;
+  options.new_directory = true;
+  FileSink sink(dir, "out.bin", 10, options);  // no lookup of the name: created fine
+  sink.write_at(0, random_bytes(10, 10));
+  EXPECT_EQ(error_of([&] { sink.commit(); }), Errc::exists);
+  EXPECT_EQ(read_file(tmp / "out.bin"), other);
+  sink.abort();
+  EXPECT_EQ(tmp.entries(), std::vector<std::string>{"out.bin"});
+}
+
 TEST(FileSink, DirectoryAsDestinationIsRefused) {
   TempDir tmp;
   fs::create_directory(tmp / "d");

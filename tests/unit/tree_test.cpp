@@ -70,9 +70,10 @@ TEST_F(Tree, RefusesPathsOutOfTheRootAndTooManyEntries) {
 }
 
 TEST_F(Tree, MakeDirectoriesCreatesParentsAndNeverFollowsSymlinks) {
-  make_directories(root(), "new/a/b");
+  EXPECT_TRUE(make_directories(root(), "new/a/b"));  // made here
   EXPECT_TRUE(fs::is_directory(root_path + "/new/a/b"));
-  make_directories(root(), "new/a/b");  // existing: fine
+  EXPECT_FALSE(make_directories(root(), "new/a/b"));  // existing: fine, and not made here
+  EXPECT_TRUE(make_directories(root(), "new/a/c"));   // a new last directory under existing parents
   EXPECT_EQ(code_of([&] { make_directories(root(), "d/out/x"); }), Errc::permission);
   EXPECT_FALSE(fs::exists(outside + "/x"));
   EXPECT_EQ(code_of([&] { make_directories(root(), "../x"); }), Errc::permission);

@@ -167,8 +167,16 @@ TEST_F(Beneath, TheLocalTreeOfAGetIsMadeBeneathItsRoot) {
   plan.local_root = target;
   plan.local_directories = {target, target + "/new/deeper", target + "/link/planted"};
   std::vector<Error> errors;
-  make_local_tree(plan, errors);
+  const std::set<std::string> made = make_local_tree(plan, errors);
   EXPECT_TRUE(fs::is_directory(target + "/new/deeper"));
+  // The directories made here, as the plan names them: the target existed already (the fixture's),
+  // the planted link's target is refused, so only new/deeper was made (its parent new too, but the
+  // plan does not name it).
+  EXPECT_EQ(made, (std::set<std::string>{target + "/new/deeper"}));
+  std::vector<Error> again;
+  EXPECT_TRUE(make_local_tree(plan, again).empty());  // all there now
+  EXPECT_EQ(parent_of(target + "/new/f"), target + "/new");
+  EXPECT_EQ(parent_of("f"), "");
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors.front().code(), Errc::permission) << errors.front().what();
   EXPECT_TRUE(fs::is_empty(outside));
