@@ -34,6 +34,9 @@ inline constexpr std::uint32_t small_bytes_in_flight = 8u << 20;
 // moved a 2,000-file put -r as fast as 4 MiB did, with pxferd's peak RSS at 28 MiB instead of 52
 // (docs/performance.md section 9).
 inline constexpr std::uint32_t small_batch_bytes = 1u << 20;
+// Directories pxferd remembers having made for MKDIR (server/made_directories.hpp): a name each,
+// ~100 bytes, so at most ~10 MB; past it the set starts again.
+inline constexpr std::size_t made_directories_remembered = 100000;
 // A data connection whose stream ended cleanly (END both ways) can carry the same client's next
 // file: it says ATTACH again and proves the new transfer's key, so the files of a -r run share one
 // set of streams instead of a TCP handshake and a cold window each (issue 12.3). pxferd waits this

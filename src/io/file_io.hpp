@@ -213,6 +213,7 @@ class FileSink {
   std::string temp_name_;
   std::uint64_t size_ = 0;
   bool overwrite_ = false;
+  bool looked_first_ = true;  // the final name was looked up before the temporary was made
   bool sync_ = false;
   bool store_checksum_ = false;
   ChecksumAlgo checksum_algo_ = ChecksumAlgo::none;

@@ -123,7 +123,8 @@ void FileSink::check_directory() const {
 }
 
 FileSink::FileSink(const Directory& dir, const std::string& path, std::uint64_t size, const SinkOptions& options)
-    : path_(path), size_(size), overwrite_(options.overwrite), sync_(options.sync), store_checksum_(options.store_checksum),
+    : path_(path), size_(size), overwrite_(options.overwrite), looked_first_(!options.new_directory), sync_(options.sync),
+      store_checksum_(options.store_checksum),
       write_pacer_(options.write_pacer) {
   dir_fd_ = dir.open_parent(path, leaf_);
   if (options.watch_directory) start_fd_ = ::fcntl(dir.fd(), F_DUPFD_CLOEXEC, 0);
@@ -287,7 +288,9 @@ void FileSink::place() {
   unsigned flags = overwrite_ ? 0 : RENAME_NOREPLACE;
   if (::renameat2(dir_fd_, temp_name_.c_str(), dir_fd_, leaf_.c_str(), flags) != 0) {
     int err = errno;
-    if (err == EEXIST) throw Error(Errc::exists, path_ + ": destination appeared during the transfer; use --overwrite to replace it");
+    if (err == EEXIST)
+      throw Error(Errc::exists, path_ + (looked_first_ ? ": destination appeared during the transfer" : ": destination exists") +
+                                    "; use --overwrite to replace it");
     throw_io("cannot rename the finished file onto", path_, err);
   }
   committed_ = true;

@@ -113,7 +113,8 @@ class Handlers {
   awaitable<void> operator()(wire::Mkdir& m) {
     const bool denied = co_await refused(m.path, true);
     if (denied) co_return;
-    wire::Message answer = done_or_error(attempt([&] { make_directories(cx_.root, m.path); }));
+    auto make = [&] { if (make_directories(cx_.root, m.path)) cx_.transfers.directory_made(m.path); };
+    wire::Message answer = done_or_error(attempt(make));
     co_await reply(answer);
   }
   // The tree is walked on the blocking pool a frame at a time, each frame sent before the next is

@@ -55,6 +55,7 @@ std::unique_ptr<FileSink> TransferService::store_small(wire::PutSmall& m, wire::
   SinkOptions options = sink_options(m.flags | wire::open_no_resume, 0, 0);
   options.reserve = false;          // written in one piece right away
   options.watch_directory = false;  // no blocks in between; a batch holds many such sinks
+  options.new_directory = made_directories_.holds_parent_of(m.path);
   auto sink = std::make_unique<FileSink>(root_, m.path, m.data.size(), options);
   if (!m.data.empty()) sink->write_at(0, m.data);
   answer.value = checksum_of_bytes(static_cast<ChecksumAlgo>(m.checksum), m.data);

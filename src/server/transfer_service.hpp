@@ -12,6 +12,8 @@
 #include "metrics.hpp"
 #include "net/connection.hpp"
 #include "io/file_io.hpp"
+#include "made_directories.hpp"
+#include "pxfer/limits.hpp"
 #include "pxfer/clock.hpp"
 #include "pxfer/rate_pacer.hpp"
 #include "pxfer/server.hpp"
@@ -68,6 +70,8 @@ class TransferService {
     bool draining = false;
   };
   Running running() const;
+  // MKDIR made `path` (it did not exist): small files put into it skip the lookups of their names.
+  void directory_made(const std::string& path) { made_directories_.made(path); }
 
  private:
   void refuse_if_draining() const;
@@ -140,6 +144,7 @@ class TransferService {
   RatePacer disk_pacer_;  // --emulate-disk-rate
   TransferRegistry registry_;
   SmallChannels small_channels_;
+  MadeDirectories made_directories_{limits::made_directories_remembered};
   std::atomic<bool> refusing_{false};
   std::atomic<unsigned> in_service_{0};
   BlockingPool& blocking_;

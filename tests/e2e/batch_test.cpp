@@ -16,7 +16,7 @@ namespace pxfer::e2e {
 namespace {
 namespace fs = std::filesystem;
 
-constexpr int exit_not_found = 3, exit_permission = 4;
+constexpr int exit_not_found = 3, exit_permission = 4, exit_exists = 9;
 
 // Relative path -> size (-1 for a directory) of everything below `dir`, symlinks not followed.
 std::map<std::string, std::int64_t> tree_of(const std::string& dir) {
@@ -105,6 +105,40 @@ TEST_F(Batch, TwentyFilesFourAtATime) {
   ASSERT_EQ(get.exit_code, 0) << get.err;
   EXPECT_EQ(get.out, "") << "-q prints only errors";
   expect_same_tree(many, local + "/many-back");
+}
+
+// pxferd remembers the directories its MKDIRs made, and a small file put into one of them is not
+// looked for before it is written (docs/performance.md section 23); the client does the same for a
+// get -r into a directory it made. A second run into the same tree must still replace nothing
+// without --overwrite: the final rename refuses every name that is taken, at both ends.
+TEST_F(Batch, ASecondRunIntoTheSameTreeReplacesNothingWithoutOverwrite) {
+  std::string tree = local + "/again";
+  fs::create_directories(tree + "/sub");
+  for (int i = 0; i < 6; ++i) make_file(tree + "/sub/f" + std::to_string(i), 10 * KiB + i, 10 + i);
+  auto first = run_pxfer("put", "-r", "-c", "2", tree, server.url(""));
+  ASSERT_EQ(first.exit_code, 0) << first.err << first.out;
+  auto got = run_pxfer("get", "-r", "-c", "2", server.url("again"), local + "/back");
+  ASSERT_EQ(got.exit_code, 0) << got.err << got.out;
+  const auto stored = tree_of(root + "/again");
+
+  for (int i = 0; i < 6; ++i) make_file(tree + "/sub/f" + std::to_string(i), 10 * KiB + i, 50 + i);  // other bytes
+  auto second = run_pxfer("put", "-r", "-c", "2", tree, server.url(""));
+  EXPECT_EQ(second.exit_code, exit_exists) << second.err << second.out;
+  EXPECT_NE(second.err.find("6 files: 0 done, 0 skipped, 6 failed"), std::string::npos) << second.err;
+  EXPECT_NE(second.err.find("destination exists; use --overwrite to replace it"), std::string::npos) << second.err;
+  EXPECT_EQ(tree_of(root + "/again"), stored) << "no file replaced, no temporary left behind";
+  for (int i = 0; i < 6; ++i)
+    EXPECT_TRUE(files_equal(root + "/again/sub/f" + std::to_string(i), local + "/back/sub/f" + std::to_string(i))) << i;
+
+  make_file(root + "/again/sub/f0", 10 * KiB, 99);  // the server's copy changes; the client's must stay
+  auto get_again = run_pxfer("get", "-r", "-c", "2", server.url("again"), local + "/back");
+  EXPECT_EQ(get_again.exit_code, exit_exists) << get_again.err << get_again.out;
+  EXPECT_FALSE(files_equal(root + "/again/sub/f0", local + "/back/sub/f0"));
+  EXPECT_EQ(tree_of(local + "/back"), stored);
+
+  auto forced = run_pxfer("put", "-r", "-c", "2", "--overwrite", tree, server.url(""));
+  ASSERT_EQ(forced.exit_code, 0) << forced.err << forced.out;
+  expect_same_tree(tree, root + "/again");
 }
 
 TEST_F(Batch, AFailingFileDoesNotStopTheOthers) {
