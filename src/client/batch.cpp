@@ -160,7 +160,6 @@ FileOutcome move_one(ClientSession& session, const BatchFile& f, const BatchOpti
   return outcome;
 }
 
-
 // One control connection per server, directories in plan order (parents first).
 void create_remote_directories(const BatchPlan& plan, const ClientOptions& client, BatchReport& report) {
   std::vector<std::pair<Url, std::vector<std::string>>> by_server;

@@ -136,12 +136,13 @@ struct SinkOptions {
   // costs a descriptor held for the whole transfer. Off for a small file, written and committed
   // without blocks in between: a commit group holds many such sinks at once.
   bool watch_directory = true;
-  // The file's directory was made by this run (get -r, client/local_tree.hpp), so its name can hold
-  // nothing of an earlier attempt or another file: the sink does not look for an existing file or a
-  // partial one to discard first. That lookup of a name that does not exist is not cached on tmpfs,
-  // and it waits for the directory's lock behind every other file's create and rename
-  // (docs/performance.md section 23). Whatever another process puts under the name meanwhile is
-  // still never replaced: the final renameat2 (RENAME_NOREPLACE) refuses it.
+  // The file's directory was made by this run (get -r: client/local_tree.hpp) or by this pxferd's
+  // MKDIR (server/made_directories.hpp), so nothing is expected under its name: the sink does not
+  // look for an existing file, or for an earlier attempt's partial file to discard, first. That
+  // lookup of a name that does not exist is not cached on tmpfs, and it waits for the directory's
+  // lock behind every other file's create and rename (docs/performance.md section 23). A name that
+  // is taken all the same is still never replaced: the final renameat2 (RENAME_NOREPLACE) refuses
+  // it ("destination exists"), after the bytes were written to the temporary file.
   bool new_directory = false;
   // Keep the verified checksum (set_checksum) in the file's extended attributes once it is in
   // place (io/stored_checksum.hpp); pxferd's sinks, unless --no-stored-checksums.
