@@ -20,6 +20,7 @@
 #include "pxfer/rate_meter.hpp"
 #include "client/remote_tree.hpp"
 #include "local_tree.hpp"
+#include "path_names.hpp"
 
 namespace pxfer {
 namespace fs = std::filesystem;

@@ -24,13 +24,6 @@ std::string path_below(const std::string& root, const std::string& path) {
   return p.substr(prefix.size());
 }
 
-std::string parent_of(const std::string& path) {
-  const std::string p = without_trailing_slashes(path);
-  const auto slash = p.rfind('/');
-  if (slash == std::string::npos) return "";
-  return slash == 0 ? "/" : p.substr(0, slash);
-}
-
 std::set<std::string> make_local_tree(const BatchPlan& plan, std::vector<Error>& errors) {
   std::set<std::string> made;
   if (plan.local_root.empty()) {

@@ -20,8 +20,6 @@ namespace pxfer {
 // nothing under its name to check for before it is stored (SinkOptions::new_directory).
 std::set<std::string> make_local_tree(const BatchPlan& plan, std::vector<Error>& errors);
 
-// The directory part of a local file's path ("a/b/f" -> "a/b"; "f" -> "").
-std::string parent_of(const std::string& path);
 
 // `path` relative to `root` ("" for root itself). Throws Error(permission) when it is not below.
 std::string path_below(const std::string& root, const std::string& path);

@@ -1,16 +1,11 @@
 #include "control_session.hpp"
-#include "data_connection.hpp"
 
 #include <spdlog/spdlog.h>
-
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include <functional>
 #include <memory>
 
+#include "data_connection.hpp"
 #include "io/namespace_ops.hpp"
 #include "io/tree.hpp"
 #include "net/frame_io.hpp"

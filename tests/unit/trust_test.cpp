@@ -12,6 +12,7 @@
 #include <functional>
 
 #include "client/local_tree.hpp"
+#include "client/path_names.hpp"
 #include "io/tree.hpp"
 #include "pxfer/error.hpp"
 #include "io/file_io.hpp"
