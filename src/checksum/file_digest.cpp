@@ -9,6 +9,7 @@
 #include <mutex>
 #include <vector>
 
+#include "checksum/adler32_simd.hpp"
 #include "pxfer/checksum.hpp"
 #include "pxfer/error.hpp"
 
@@ -169,7 +170,7 @@ std::string format_checksum(ChecksumAlgo algo, const std::string& hex) {
 }
 
 std::uint32_t adler32_of(std::span<const std::uint8_t> data, std::uint32_t start) {
-  return isal_adler32(start, data.data(), data.size());
+  return adler32_simd(start, data.data(), data.size());
 }
 
 std::unique_ptr<FileDigest> FileDigest::create(ChecksumAlgo algo, std::uint64_t file_size,

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "checksum/adler32_simd.hpp"
 #include "pxfer/checksum.hpp"
 #include "pxfer/error.hpp"
 #include "test_support.hpp"
@@ -114,6 +115,39 @@ TEST(Adler32Of, WorstCaseBytesMatchZlib) {
   for (std::size_t n : {5552u, 5553u, 100000u, 3u << 20}) {
     Bytes data(n, 0xff);
     EXPECT_EQ(adler32_of(data), zlib_adler32(data)) << n;
+  }
+}
+
+// The AVX-512 routine (checksum/adler32_simd.cpp) loads 64 bytes at a time from wherever the span
+// starts, reduces once per 64 KiB segment and finishes the last 63 bytes one at a time: every
+// alignment, lengths either side of a chunk and a segment, and running values that continue an
+// earlier sum, against zlib and against ISA-L's routine.
+TEST(Adler32Of, EveryAlignmentLengthAndRunningValueMatchesZlibAndIsal) {
+  std::printf("adler32_of uses %s on this CPU\n", adler32_simd_in_use() ? "AVX-512 VNNI" : "ISA-L");
+  Bytes data = random_bytes(3 * 65536 + 300, 11);
+  Bytes ones(3 * 65536 + 300, 0xff);
+  std::mt19937 rng(5);
+  const std::vector<std::size_t> lengths = {0, 1, 63, 64, 65, 127, 128, 129, 191, 192, 4096, 65472, 65535, 65536, 65537,
+                                            65536 + 64, 131072 + 63, 3 * 65536};
+  for (const Bytes* bytes : {&data, &ones}) {
+    for (std::size_t align = 0; align < 64; ++align) {
+      for (std::size_t n : lengths) {
+        const std::uint32_t start = align % 3 == 0 ? 1u : zlib_adler32(std::span(*bytes).first(align + 1));
+        auto piece = std::span(*bytes).subspan(align, n);
+        const auto want = static_cast<std::uint32_t>(adler32(start, piece.data(), static_cast<uInt>(piece.size())));
+        ASSERT_EQ(adler32_of(piece, start), want) << "align " << align << " length " << n;
+        ASSERT_EQ(adler32_isal(start, piece.data(), piece.size()), want) << "align " << align << " length " << n;
+      }
+    }
+  }
+  // Running values with both halves near the modulus.
+  for (int i = 0; i < 1000; ++i) {
+    const std::uint32_t a = std::uniform_int_distribution<std::uint32_t>(65400, 65520)(rng);
+    const std::uint32_t b = std::uniform_int_distribution<std::uint32_t>(65400, 65520)(rng);
+    const std::size_t n = std::uniform_int_distribution<std::size_t>(0, 200000)(rng);
+    auto piece = std::span(i % 2 ? ones : data).first(n);
+    const std::uint32_t start = (b << 16) | a;
+    ASSERT_EQ(adler32_of(piece, start), adler32(start, piece.data(), static_cast<uInt>(piece.size()))) << n;
   }
 }
 
