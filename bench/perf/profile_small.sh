@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/perf/profile_small.sh put|get [N] [BIN_DIR] [SIZE]: `perf record -e cpu-clock -F 999 -g` of
+# bench/perf/profile_small.sh put|get [N] [BIN_DIR] [SIZE]: `perf record -e cpu-clock -F ${PXPROF_FREQ:-999} -g` of
 # both ends of one `put -r -c 8` or `get -r -c 8` of N files of SIZE bytes (default 65536) in /dev/shm (memory warmed, one
 # warm-up run first): /tmp/perf-srv-s$OP.data (pxferd) and /tmp/perf-cli-s$OP.data (pxfer). Read
 # them with `perf report -i FILE --no-children --sort sym` (docs/performance.md section 18; add
@@ -23,7 +23,7 @@ run() { if [ $op = put ]; then $B/pxfer put -r -c 8 -p 4 $w/local $u/dst; else $
 clean() { rm -rf $w/root/dst $w/client/out; }
 run > /dev/null 2>&1; clean
 python3 "$here/warm_memory.py" $((n * size * 2 + (256 << 20)))
-perf record -e cpu-clock -F 999 ${PXPROF_SRV_GRAPH:--g} -o /tmp/perf-srv-s$op.data -p $sp 2>/dev/null & pp=$!
+perf record -e cpu-clock -F ${PXPROF_FREQ:-999} ${PXPROF_SRV_GRAPH:--g} -o /tmp/perf-srv-s$op.data -p $sp 2>/dev/null & pp=$!
 sleep 0.5
-perf record -e cpu-clock -F 999 -g -o /tmp/perf-cli-s$op.data -- bash -c "$(declare -f run); op=$op B=$B w=$w u=$u run" 2>/dev/null | tail -1
+perf record -e cpu-clock -F ${PXPROF_FREQ:-999} -g -o /tmp/perf-cli-s$op.data -- bash -c "$(declare -f run); op=$op B=$B w=$w u=$u run" 2>/dev/null | tail -1
 kill -INT $pp; wait $pp || true
