@@ -7,6 +7,7 @@
 //   3 whole file mmap + sendfile
 //   5 mmap per 2 MiB block, MAP_POPULATE, munmap after it + send
 //   6 mmap per 2 MiB block, munmap after it + send                (what pxfer does now)
+//   7 mmap per 2 MiB block, munmap after it + sendfile            (section 24)
 // gcc -O2 -o sender_copy bench/perf/sender_copy.c -lpthread
 // for r in 1 2 3 4 5 6 7; do for m in 0 5 6; do ./sender_copy /dev/shm/1g.bin $m; done; done
 #define _GNU_SOURCE
@@ -83,7 +84,7 @@ int main(int argc, char** argv) {
   for (size_t off = 0; off < size; off += CHUNK) {
     size_t n = CHUNK;
     const uint8_t* p;
-    if (mode == 5 || mode == 6) {
+    if (mode == 5 || mode == 6 || mode == 7) {
       if (off % BLOCK == 0) {
         if (block) munmap(block, BLOCK);
         block = mmap(0, BLOCK, PROT_READ, MAP_SHARED | (mode == 5 ? MAP_POPULATE : 0), fd, (off_t)off);
@@ -96,7 +97,7 @@ int main(int argc, char** argv) {
       p = buf;
     }
     sink ^= touch(p, n);
-    if (mode == 1 || mode == 3) {
+    if (mode == 1 || mode == 3 || mode == 7) {
       off_t o = (off_t)off;
       for (size_t d = 0; d < n;) d += (size_t)sendfile(s, fd, &o, n - d);
     } else {
