@@ -3,13 +3,19 @@
 # build, each pxfer against its own pxferd, rounds interleaved with the order turned each round;
 # prints wall, client user and system seconds (/usr/bin/time) and pxferd CPU ticks (/proc/PID/stat)
 # per run (docs/performance.md section 9). PXAB_DIR=/var/tmp puts the trees on a disk instead of
-# /dev/shm (section 15: durability in groups).
+# /dev/shm (section 15: durability in groups). PXAB_PER_DIR=500 spreads the files over directories
+# of that many each, as bench/compare.sh lays out its tree (section 25).
 set -euo pipefail
 a_bin="$1"; b_bin="$2"; rounds="${3:-5}"; count="${4:-2000}"
 work="$(mktemp -d "${PXAB_DIR:-/dev/shm}/pxfer-sab.XXXXXX")"; pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
 mkdir -p "$work/tree"
-for i in $(seq "$count"); do head -c 65536 /dev/urandom > "$work/tree/f$i"; done
+per_dir="${PXAB_PER_DIR:-0}"
+for i in $(seq "$count"); do
+  d="$work/tree"; [ "$per_dir" -gt 0 ] && d="$work/tree/$(printf %03d $(( (i - 1) / per_dir )))"
+  [ -d "$d" ] || mkdir -p "$d"
+  head -c 65536 /dev/urandom > "$d/f$i"
+done
 # shellcheck source=bench/perf/ab_servers.sh
 source "$(dirname "${BASH_SOURCE[0]}")/ab_servers.sh"
 for r in $(seq "$rounds"); do

@@ -258,7 +258,8 @@ class SmallRun {
     sink.reserve = false;          // written in one piece right away
     sink.watch_directory = false;  // no blocks in between; the group holds many such sinks
     sink.new_directory = f.new_directory;
-    auto file = std::make_unique<FileSink>(target_dir(), target_name(opt_.local_root, f.local), ok.data.size(), sink);
+    const std::string name = target_name(opt_.local_root, f.local);
+    auto file = std::make_unique<FileSink>(parents().target(name), name, ok.data.size(), sink);
     if (!ok.data.empty()) file->write_at(0, ok.data);
     group_.add(std::move(file));
     stored_.push_back(Stored{p, ok.data.size(), ok.value});
@@ -323,6 +324,11 @@ class SmallRun {
     if (!target_) target_.emplace(target_directory(opt_.local_root));
     return *target_;
   }
+  // Its directories, each opened once for the files that follow in it.
+  ParentDirectories& parents() {
+    if (!parents_) parents_.emplace(target_dir());
+    return *parents_;
+  }
 
   // At most this many received files wait for their commit: each holds two descriptors.
   static constexpr std::size_t commit_group_files = 64;
@@ -337,6 +343,7 @@ class SmallRun {
   const ChecksumAlgo algo_;
   std::optional<Directory> cwd_;
   std::optional<Directory> target_;
+  std::optional<ParentDirectories> parents_;  // of target_
   struct Stored {
     Pending pending;
     std::uint64_t bytes = 0;

@@ -175,7 +175,7 @@ int Directory::open_file_if_cached(const std::string& relative, int flags) const
 #endif
 }
 
-int Directory::open_parent(const std::string& relative, std::string& leaf) const {
+std::string Directory::parent_path(const std::string& relative, std::string& leaf) const {
   std::string path = relative;
   while (path.size() > 1 && path.back() == '/') path.pop_back();
   auto slash = path.rfind('/');
@@ -184,6 +184,10 @@ int Directory::open_parent(const std::string& relative, std::string& leaf) const
   if (leaf.empty() || leaf == "." || leaf == "..")
     throw Error(Errc::usage, relative + ": not a file name");
   if (confined_) check_relative_path(relative);
+  return parent;
+}
+
+int Directory::open_directory(const std::string& parent) const {
   // The directory itself (every file of a get -r into one directory): a descriptor of its own
   // without resolving a path again, one openat2 fewer per small file.
   if (parent == ".") {
@@ -192,6 +196,40 @@ int Directory::open_parent(const std::string& relative, std::string& leaf) const
     return fd;
   }
   return open_file(parent, O_RDONLY | O_DIRECTORY);
+}
+
+int Directory::open_parent(const std::string& relative, std::string& leaf) const {
+  return open_directory(parent_path(relative, leaf));
+}
+
+OpenDirectory::OpenDirectory(int descriptor) : fd(descriptor) {
+  struct stat st {};
+  // Unknown (0, fd): a directory of its own for CommitGroup's one fsync per directory.
+  id = ::fstat(fd, &st) == 0 ? std::pair<std::uint64_t, std::uint64_t>{st.st_dev, st.st_ino}
+                             : std::pair<std::uint64_t, std::uint64_t>{0, static_cast<std::uint64_t>(fd)};
+}
+
+OpenDirectory::~OpenDirectory() {
+  if (fd >= 0) ::close(fd);
+}
+
+SinkTarget sink_target(const Directory& root, const std::string& path) {
+  SinkTarget target;
+  target.parent = std::make_shared<OpenDirectory>(root.open_parent(path, target.leaf));
+  target.root = &root;
+  return target;
+}
+
+SinkTarget ParentDirectories::target(const std::string& path) {
+  SinkTarget target;
+  std::string parent = root_.parent_path(path, target.leaf);
+  if (!open_ || parent != last_) {
+    open_ = std::make_shared<OpenDirectory>(root_.open_directory(parent));
+    last_ = std::move(parent);
+  }
+  target.parent = open_;
+  target.root = &root_;
+  return target;
 }
 
 }  // namespace pxfer

@@ -50,6 +50,10 @@ class Directory {
   int open_file_if_cached(const std::string& relative, int flags) const;
   // Opens the directory that would hold `relative` and returns its fd; `leaf` gets the last part.
   int open_parent(const std::string& relative, std::string& leaf) const;
+  // open_parent's two steps: the parent's path ("." for this directory itself), `relative` checked
+  // as open_parent checks it; and opening that parent.
+  std::string parent_path(const std::string& relative, std::string& leaf) const;
+  int open_directory(const std::string& parent) const;
 
  private:
   Directory(int fd, bool confined, std::string display) : fd_(fd), confined_(confined), display_(std::move(display)) {}
@@ -149,11 +153,49 @@ struct SinkOptions {
   bool store_checksum = false;
 };
 
+// A directory that sinks write into, opened once: its descriptor and its (device, inode), shared
+// by every sink made in it and closed with the last of them.
+struct OpenDirectory {
+  explicit OpenDirectory(int fd);  // takes `fd`
+  ~OpenDirectory();
+  OpenDirectory(const OpenDirectory&) = delete;
+  OpenDirectory& operator=(const OpenDirectory&) = delete;
+  int fd = -1;
+  std::pair<std::uint64_t, std::uint64_t> id{0, 0};
+};
+
+// Where a sink's file goes: its directory, opened, and its name there.
+struct SinkTarget {
+  std::shared_ptr<const OpenDirectory> parent;
+  std::string leaf;
+  const Directory* root = nullptr;  // the directory the path started from (SinkOptions::watch_directory)
+};
+SinkTarget sink_target(const Directory& root, const std::string& path);
+
+// The directories of a run of files written beneath `root`: a small-file run puts thousands of
+// files into a few directories, so each path is checked as Directory::open_parent checks it but
+// its parent is opened only when it differs from the previous file's (one openat2, and the fstat
+// that identifies it, per directory instead of per file: docs/performance.md section 25).
+// `root` must outlive it.
+class ParentDirectories {
+ public:
+  explicit ParentDirectories(const Directory& root) : root_(root) {}
+  SinkTarget target(const std::string& path);
+
+ private:
+  const Directory& root_;
+  std::string last_;
+  std::shared_ptr<const OpenDirectory> open_;
+};
+
 class FileSink {
  public:
   // Creates (or, resuming, reopens) the hidden partial file with `size` bytes preallocated.
   // Refuses right away when the final name exists and overwrite is off, or names a directory.
-  FileSink(const Directory& dir, const std::string& path, std::uint64_t size, const SinkOptions& options);
+  FileSink(const Directory& dir, const std::string& path, std::uint64_t size, const SinkOptions& options)
+      : FileSink(sink_target(dir, path), path, size, options) {}
+  // The same in a directory opened already (ParentDirectories); `path` names the file in messages.
+  FileSink(SinkTarget target, const std::string& path, std::uint64_t size, const SinkOptions& options);
   FileSink(const Directory& dir, const std::string& path, std::uint64_t size, bool overwrite)
       : FileSink(dir, path, size, SinkOptions{overwrite}) {}
   FileSink(const FileSink&) = delete;
@@ -207,7 +249,8 @@ class FileSink {
   void discard_partial() noexcept;
   void open_temporary();
   void preallocate();
-  int dir_fd_ = -1;
+  std::shared_ptr<const OpenDirectory> dir_;
+  int dir_fd_ = -1;  // dir_->fd
   int fd_ = -1;
   std::string path_;
   std::string leaf_;

@@ -50,20 +50,19 @@ namespace {
 // Abandoned temporary files are looked for before a transfer into a directory, at most once a
 // minute per directory: a batch of 10,000 files into one directory must not scan it 10,000
 // times, and a long-lived pxferd must still find what a crash left there later.
-void remove_stale_now_and_then(int dir_fd, std::int64_t max_age) {
+void remove_stale_now_and_then(const OpenDirectory& dir, std::int64_t max_age) {
   static std::mutex mutex;
-  static std::map<std::pair<dev_t, ino_t>, Clock::time_point> last;
-  struct stat st {};
-  if (::fstat(dir_fd, &st) != 0) return;
+  static std::map<std::pair<std::uint64_t, std::uint64_t>, Clock::time_point> last;
+  if (dir.id.first == 0) return;  // cannot tell which directory: the next sink's turn
   const auto now = Clock::now();
   {
     std::lock_guard lock(mutex);
-    auto [it, fresh] = last.try_emplace({st.st_dev, st.st_ino}, now);
+    auto [it, fresh] = last.try_emplace(dir.id, now);
     if (!fresh && now - it->second < std::chrono::minutes(1)) return;
     it->second = now;
     if (last.size() > 100000) last.clear();  // bounded: forgetting only costs a scan
   }
-  remove_stale_partials(dir_fd, max_age);
+  remove_stale_partials(dir.fd, max_age);
 }
 
 constexpr std::uint64_t MiB = 1024 * 1024;
@@ -122,12 +121,11 @@ void FileSink::check_directory() const {
                                       errno_text(errno) + ")");
 }
 
-FileSink::FileSink(const Directory& dir, const std::string& path, std::uint64_t size, const SinkOptions& options)
-    : path_(path), size_(size), overwrite_(options.overwrite), looked_first_(!options.new_directory), sync_(options.sync),
-      store_checksum_(options.store_checksum),
-      write_pacer_(options.write_pacer) {
-  dir_fd_ = dir.open_parent(path, leaf_);
-  if (options.watch_directory) start_fd_ = ::fcntl(dir.fd(), F_DUPFD_CLOEXEC, 0);
+FileSink::FileSink(SinkTarget target, const std::string& path, std::uint64_t size, const SinkOptions& options)
+    : dir_(std::move(target.parent)), dir_fd_(dir_->fd), path_(path), leaf_(std::move(target.leaf)), size_(size),
+      overwrite_(options.overwrite), looked_first_(!options.new_directory), sync_(options.sync),
+      store_checksum_(options.store_checksum), write_pacer_(options.write_pacer) {
+  if (options.watch_directory && target.root) start_fd_ = ::fcntl(target.root->fd(), F_DUPFD_CLOEXEC, 0);
   {
     std::string p = path;
     while (p.size() > 1 && p.back() == '/') p.pop_back();
@@ -141,7 +139,7 @@ FileSink::FileSink(const Directory& dir, const std::string& path, std::uint64_t 
         throw Error(Errc::exists, path + ": destination is a directory; name a file inside it or end the destination with '/'");
       if (!overwrite_) throw Error(Errc::exists, path + ": destination exists; use --overwrite to replace it");
     }
-    remove_stale_now_and_then(dir_fd_, options.stale_after_seconds);
+    remove_stale_now_and_then(*dir_, options.stale_after_seconds);
     check_space(options);
     // A file of one block has nothing to resume part of: no journal (a file created, locked and
     // removed per small file), and any partial of an earlier attempt is discarded.
@@ -155,8 +153,7 @@ FileSink::FileSink(const Directory& dir, const std::string& path, std::uint64_t 
   } catch (...) {
     abandon(false);
     space_.stop();
-    if (fd_ >= 0) ::close(fd_);
-    ::close(dir_fd_);  // the destructor does not run for a constructor that throws
+    if (fd_ >= 0) ::close(fd_);  // the destructor does not run for a constructor that throws
     if (start_fd_ >= 0) ::close(start_fd_);
     throw;
   }
@@ -228,7 +225,6 @@ FileSink::~FileSink() {
   space_.stop();
   if (!committed_) abandon(true);
   if (fd_ >= 0) ::close(fd_);
-  if (dir_fd_ >= 0) ::close(dir_fd_);
   if (start_fd_ >= 0) ::close(start_fd_);
 }
 
@@ -302,11 +298,7 @@ void FileSink::place() {
 
 void FileSink::sync_directory() noexcept { ::fsync(dir_fd_); }
 
-std::pair<std::uint64_t, std::uint64_t> FileSink::directory_id() const {
-  struct stat st {};
-  if (::fstat(dir_fd_, &st) != 0) return {0, static_cast<std::uint64_t>(dir_fd_)};  // unknown: its own
-  return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
-}
+std::pair<std::uint64_t, std::uint64_t> FileSink::directory_id() const { return dir_->id; }
 
 FileSink::Placed FileSink::placed() const {
   struct stat st {};

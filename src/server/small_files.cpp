@@ -48,7 +48,8 @@ void TransferService::account_small(net::Connection& conn, bool put, const std::
   spdlog::info("{}", logfmt_line(a));
 }
 
-std::unique_ptr<FileSink> TransferService::store_small(wire::PutSmall& m, wire::PutSmallOk& answer) {
+std::unique_ptr<FileSink> TransferService::store_small(wire::PutSmall& m, wire::PutSmallOk& answer,
+                                                       ParentDirectories& parents) {
   if (m.flags & ~static_cast<std::uint32_t>(wire::open_overwrite | wire::open_sync))
     throw Error(Errc::protocol, "PUT_SMALL of " + m.path + " with flags other than overwrite and sync");
   // A mismatch leaves nothing behind (the sink removes its temporary).
@@ -56,7 +57,7 @@ std::unique_ptr<FileSink> TransferService::store_small(wire::PutSmall& m, wire::
   options.reserve = false;          // written in one piece right away
   options.watch_directory = false;  // no blocks in between; a batch holds many such sinks
   options.new_directory = made_directories_.holds_parent_of(m.path);
-  auto sink = std::make_unique<FileSink>(root_, m.path, m.data.size(), options);
+  auto sink = std::make_unique<FileSink>(parents.target(m.path), m.path, m.data.size(), options);
   if (!m.data.empty()) sink->write_at(0, m.data);
   answer.value = checksum_of_bytes(static_cast<ChecksumAlgo>(m.checksum), m.data);
   if (answer.value != m.value)
@@ -189,6 +190,7 @@ std::size_t TransferService::serve_small(std::vector<wire::Message>& requests, s
                                          std::vector<std::optional<FileSource>>& sources, const Who& who,
                                          std::size_t window) {
   CommitGroup group;
+  ParentDirectories parents(root_);  // a batch's puts mostly land in one directory: opened once
   std::vector<std::size_t> grouped;  // the request of each file in the group
   std::size_t end = requests.size();
   std::uint64_t read = 0;  // bytes of the gets read so far
@@ -199,7 +201,7 @@ std::size_t TransferService::serve_small(std::vector<wire::Message>& requests, s
     }
     try {
       if (auto* put = std::get_if<wire::PutSmall>(&requests[i])) {
-        group.add(store_small(*put, std::get<wire::PutSmallOk>(answers[i])));
+        group.add(store_small(*put, std::get<wire::PutSmallOk>(answers[i]), parents));
         grouped.push_back(i);
       } else {
         auto& answer = std::get<wire::GetSmallOk>(answers[i]);

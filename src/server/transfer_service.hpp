@@ -96,7 +96,7 @@ class TransferService {
   // One small file's work on the blocking pool: a put written, checked, made durable and
   // recorded; a get read (from `source` when the session opened it already) and digested.
   // A put's bytes written and verified into its hidden temporary; the batch commits them together.
-  std::unique_ptr<FileSink> store_small(wire::PutSmall& m, wire::PutSmallOk& answer);
+  std::unique_ptr<FileSink> store_small(wire::PutSmall& m, wire::PutSmallOk& answer, ParentDirectories& parents);
   // Returns how many requests (from the first) it served: all, or fewer once gets read
   // limits::small_batch_bytes or at `window` (where the cached gets opened for it end).
   std::size_t serve_small(std::vector<wire::Message>& requests, std::vector<wire::Message>& answers,

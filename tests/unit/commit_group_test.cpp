@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "io/commit_group.hpp"
@@ -94,6 +95,48 @@ TEST(CommitGroup, AGroupDroppedWithoutItsCommitLeavesNothingBehind) {
     EXPECT_EQ(tmp.entries().size(), 2u);
   }
   EXPECT_TRUE(tmp.entries().empty());
+}
+
+// A run of small files opens each directory once (ParentDirectories), still checked as every
+// path is: a file in the same directory as the one before shares its descriptor, another directory
+// gets its own, a path that climbs or a parent that is a symlink is refused beneath a get -r's
+// target, and the descriptors go with the last sink that holds them.
+TEST(ParentDirectories, EachDirectoryOpenedOnceStillConfinedAndClosedWithItsLastSink) {
+  TempDir tmp;
+  fs::create_directory(tmp / "a");
+  fs::create_directory(tmp / "b");
+  fs::create_directory(tmp / "outside");
+  fs::create_directory_symlink(tmp / "outside", tmp / "a/link");
+  auto open_fds = [] { return std::distance(fs::directory_iterator("/proc/self/fd"), fs::directory_iterator{}); };
+  const auto before = open_fds();
+  {
+    Directory dir = Directory::open_beneath(tmp.path());
+    ParentDirectories parents(dir);
+    SinkTarget a1 = parents.target("a/f1"), a2 = parents.target("a/f2"), b1 = parents.target("b/f1");
+    SinkTarget a3 = parents.target("a/f3"), top = parents.target("top");
+    EXPECT_EQ(a1.parent, a2.parent) << "the same directory opened twice in a row";
+    EXPECT_NE(a2.parent, b1.parent);
+    EXPECT_NE(a1.parent->id, b1.parent->id);
+    EXPECT_EQ(a1.parent->id, a3.parent->id);
+    EXPECT_EQ(a1.leaf, "f1");
+    EXPECT_EQ(top.leaf, "top");
+    for (const char* bad : {"../escape", "a/../../escape", "/etc/x", "a/link/x", ""}) {
+      EXPECT_THROW(parents.target(bad), Error) << bad;
+    }
+    const Bytes one = random_bytes(3000, 1), two = random_bytes(5000, 2), three = random_bytes(7000, 3);
+    CommitGroup group;
+    for (auto [target, path, data] : {std::tuple{a1, "a/f1", &one}, std::tuple{b1, "b/f1", &two}, std::tuple{top, "top", &three}}) {
+      auto sink = std::make_unique<FileSink>(target, path, data->size(), small_sink());
+      sink->write_at(0, *data);
+      group.add(std::move(sink));
+    }
+    for (const auto& o : group.commit()) EXPECT_FALSE(o.error) << o.error->what();
+    EXPECT_EQ(read_file(tmp / "a/f1"), one);
+    EXPECT_EQ(read_file(tmp / "b/f1"), two);
+    EXPECT_EQ(read_file(tmp / "top"), three);
+    EXPECT_TRUE(fs::is_empty(tmp / "outside"));
+  }
+  EXPECT_EQ(open_fds(), before) << "a directory's descriptor outlived its sinks";
 }
 
 }  // namespace
