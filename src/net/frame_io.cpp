@@ -1,5 +1,7 @@
 #include "frame_io.hpp"
 
+#include <array>
+
 #include "quiet_wait.hpp"
 #include "race.hpp"
 
@@ -58,13 +60,17 @@ awaitable<std::optional<wire::Message>> read_message_within(Connection& conn, st
 
 namespace {
 // One writer at a time on a connection (the write gate), so frames are never interleaved.
-awaitable<void> write_gated(Connection& conn, std::span<const std::uint8_t> bytes) {
+awaitable<void> write_gated_parts(Connection& conn, std::span<const std::span<const std::uint8_t>> parts) {
   co_await conn.write_gate().acquire();
   struct Release {
     WriteGate& gate;
     ~Release() { gate.release(); }
   } release{conn.write_gate()};
-  co_await conn.write_all(bytes);
+  co_await conn.write_parts(parts);
+}
+awaitable<void> write_gated(Connection& conn, std::span<const std::uint8_t> bytes) {
+  const std::array<std::span<const std::uint8_t>, 1> parts{bytes};
+  co_await write_gated_parts(conn, parts);
 }
 }  // namespace
 
@@ -77,15 +83,45 @@ awaitable<void> send_messages(Connection& conn, const std::vector<wire::Message>
   // Written in runs of about 256 KiB: many short answers leave in one write, and a run of large
   // ones is never copied whole into one buffer. Each run takes the gate on its own: the frames
   // of one call go out in order, and another writer's frame may only fall between whole frames.
+  // A small file's bytes (the byte string that ends PUT_SMALL, GET_SMALL_OK and SMALL_DATA) are
+  // not copied into the run: the run's write gathers them from where they were read
+  // (docs/performance.md section 25).
   constexpr std::size_t run = 256 * 1024;
-  std::vector<std::uint8_t> bytes;
+  constexpr std::size_t copied_below = 4096;  // shorter ones cost less copied than as a piece of their own
+  std::vector<std::uint8_t> heads;
+  struct Piece {
+    std::size_t head_end;                 // heads[previous head_end, head_end) goes first
+    std::span<const std::uint8_t> bytes;  // then these
+  };
+  std::vector<Piece> pieces;
+  std::size_t run_bytes = 0;
+  auto flush = [&]() -> awaitable<void> {
+    std::vector<std::span<const std::uint8_t>> parts;
+    parts.reserve(2 * pieces.size() + 1);
+    std::size_t from = 0;
+    for (const auto& p : pieces) {
+      if (p.head_end > from) parts.emplace_back(heads.data() + from, p.head_end - from);
+      parts.push_back(p.bytes);
+      from = p.head_end;
+    }
+    if (heads.size() > from) parts.emplace_back(heads.data() + from, heads.size() - from);
+    co_await write_gated_parts(conn, parts);
+    heads.clear();
+    pieces.clear();
+    run_bytes = 0;
+  };
   for (const auto& m : messages) {
-    wire::encode_append(m, bytes);
-    if (bytes.size() < run) continue;
-    co_await write_gated(conn, bytes);
-    bytes.clear();
+    const std::size_t before = heads.size();
+    std::span<const std::uint8_t> tail = wire::encode_append_head(m, heads);
+    if (!tail.empty() && tail.size() < copied_below) {
+      heads.insert(heads.end(), tail.begin(), tail.end());
+      tail = {};
+    }
+    if (!tail.empty()) pieces.push_back(Piece{heads.size(), tail});
+    run_bytes += heads.size() - before + tail.size();
+    if (run_bytes >= run) co_await flush();
   }
-  if (!bytes.empty()) co_await write_gated(conn, bytes);
+  if (run_bytes > 0) co_await flush();
 }
 
 awaitable<void> send_error_quietly(Connection& conn, const Error& error) {

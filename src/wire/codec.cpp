@@ -149,6 +149,36 @@ void encode_append(const Message& message, std::vector<std::uint8_t>& out) {
   put_header(out.data() + start, type_of(message), static_cast<std::uint32_t>(out.size() - start - header_size));
 }
 
+std::span<const std::uint8_t> encode_append_head(const Message& message, std::vector<std::uint8_t>& out) {
+  const std::size_t start = out.size();
+  out.resize(start + header_size);
+  std::span<const std::uint8_t> tail;
+  std::visit(
+      [&](const auto& m) {
+        Encode io{Writer(out)};
+        io.deferred = &tail;
+        fields(io, m);
+      },
+      message);
+  // Only a byte field that ends its frame may be left out: anything written after it would land
+  // before its bytes on the wire.
+  const std::size_t end_of_head = out.size();
+  if (!tail.empty()) {
+    const Blob* last = nullptr;
+    std::visit(
+        [&](const auto& m) {
+          if constexpr (requires { m.data; })
+            if constexpr (std::is_same_v<std::remove_cvref_t<decltype(m.data)>, Blob>) last = &m.data;
+        },
+        message);
+    if (!last || last->data() != tail.data())
+      throw Error(Errc::internal, std::string(type_name(type_of(message))) + ": a byte field that does not end its frame");
+  }
+  put_header(out.data() + start, type_of(message),
+             static_cast<std::uint32_t>(end_of_head - start - header_size + tail.size()));
+  return tail;
+}
+
 std::vector<std::uint8_t> encode(const Message& message) {
   std::vector<std::uint8_t> out;
   encode_append(message, out);

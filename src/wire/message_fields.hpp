@@ -18,6 +18,9 @@ using detail::Writer;
 // decoder: the two can never disagree.
 struct Encode {
   Writer w;
+  // When set (encode_append_head), a byte field's bytes are not written but left here, after its
+  // length: the caller writes them right after the encoded frame, so the field must be its last.
+  std::span<const std::uint8_t>* deferred = nullptr;
   void u8(const std::uint8_t& v) { w.u8(v); }
   void u16(const std::uint16_t& v) { w.u16(v); }
   void u32(const std::uint32_t& v) { w.u32(v); }
@@ -34,6 +37,11 @@ struct Encode {
     if (b.size() > limit)
       throw Error(Errc::usage, "a byte field of " + std::to_string(b.size()) + " bytes is over its limit of " +
                                    std::to_string(limit) + " bytes");
+    if (deferred && deferred->empty()) {
+      w.u32(static_cast<std::uint32_t>(b.size()));
+      *deferred = std::span<const std::uint8_t>(b.data(), b.size());
+      return;
+    }
     w.blob(b);
   }
   // A list's length as a Count field; over `limit` it is refused, like an over-long string.

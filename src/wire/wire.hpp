@@ -427,6 +427,10 @@ DecodeStatus decode_block_header(const FrameHeader& header, std::span<const std:
 std::vector<std::uint8_t> encode(const Message& message);
 // The same frame appended to `out` (several frames for one write).
 void encode_append(const Message& message, std::vector<std::uint8_t>& out);
+// encode_append, except that the bytes of a byte string that ends the frame (a small file's data:
+// PUT_SMALL, GET_SMALL_OK, SMALL_DATA) are not copied into `out`: they are returned, to be written
+// right after it (a gathering write), and the frame's header counts them. Empty for other frames.
+std::span<const std::uint8_t> encode_append_head(const Message& message, std::vector<std::uint8_t>& out);
 // Frame header + block header; the caller sends `wire_length` payload bytes right after, then
 // the block's tag. These 24 bytes are also what the tag covers before the payload.
 std::array<std::uint8_t, header_size + block_header_size> encode_block_header(const BlockHeader& block);

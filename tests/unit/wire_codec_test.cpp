@@ -375,6 +375,30 @@ TEST(WireCodec, EveryMessageRoundTrips) {
   }
 }
 
+// A gathering write sends the head encode_append_head wrote and then the bytes it left out: for
+// every message that is byte for byte the frame encode() makes, and only a small file's data
+// (the byte string that ends PUT_SMALL, GET_SMALL_OK and SMALL_DATA) is ever left out.
+TEST(WireCodec, HeadAndLeftOutBytesAreTheWholeFrame) {
+  auto messages = sample_messages();
+  auto boundary = boundary_messages();
+  messages.insert(messages.end(), boundary.begin(), boundary.end());
+  std::size_t left_out = 0;
+  for (const auto& m : messages) {
+    SCOPED_TRACE(type_name(type_of(m)));
+    Bytes head{0xAA, 0xBB};  // appended after what is there
+    const std::span<const std::uint8_t> tail = encode_append_head(m, head);
+    Bytes whole(head.begin() + 2, head.end());
+    whole.insert(whole.end(), tail.begin(), tail.end());
+    EXPECT_EQ(whole, encode(m));
+    if (!tail.empty()) {
+      ++left_out;
+      const FrameType t = type_of(m);
+      EXPECT_TRUE(t == FrameType::put_small || t == FrameType::get_small_ok || t == FrameType::small_data);
+    }
+  }
+  EXPECT_GE(left_out, 3u);
+}
+
 TEST(WireCodec, FieldsAreBigEndianAtTheDocumentedOffsets) {
   Bytes ack = encode(Ack{0x0102030405060708ull, 0x0a0b0c0d});
   EXPECT_EQ(ack, (Bytes{0, 0, 0, 12, 0, 8, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 0x0a, 0x0b, 0x0c, 0x0d}));
