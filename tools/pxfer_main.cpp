@@ -14,6 +14,7 @@
 #include "cli_support.hpp"
 #include "cp_command.hpp"
 #include "namespace_command.hpp"
+#include "process_memory.hpp"
 #include "report_command.hpp"
 #include "client_help.hpp"
 #include "command_line.hpp"
@@ -451,6 +452,7 @@ int run_cp_command(const CpArgs& a, const SecurityArgs& security) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  cli::keep_freed_memory();
   CLI::App app{"pxfer: parallel-stream file transfer (client). Exit codes: see README."};
   app.require_subcommand(1);
   CommonArgs put_args, get_args;

@@ -13,6 +13,7 @@
 #include "pxfer/metrics_endpoint.hpp"
 #include "pxfer/version.hpp"
 #include "cli.hpp"
+#include "process_memory.hpp"
 #include "reloader.hpp"
 #include "signal_thread.hpp"
 #include "systemd.hpp"
@@ -51,6 +52,7 @@ int serve(ServerOptions options, const std::string& port_file, const std::string
           const std::vector<std::string>& argv, const CLI::App& parsed) {
   options.handle_signals = false;  // SignalThread below takes them, with SIGHUP
   raise_open_file_limit(options.max_connections);
+  cli::keep_freed_memory();
   SignalThread::block_signals();
   Server server(options);
   if (server.created_identity()) spdlog::info("created a self-signed certificate {}", server.certificate_file());
