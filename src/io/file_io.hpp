@@ -249,8 +249,7 @@ class FileSink {
   void discard_partial() noexcept;
   void open_temporary();
   void preallocate();
-  std::shared_ptr<const OpenDirectory> dir_;
-  int dir_fd_ = -1;  // dir_->fd
+  std::shared_ptr<const OpenDirectory> dir_;  // never null
   int fd_ = -1;
   std::string path_;
   std::string leaf_;

@@ -92,11 +92,11 @@ void FileSink::check_space(const SinkOptions& options) const {
   std::uint64_t held = 0;
   struct stat st {};
   const std::string partial = "." + leaf_ + partial_suffix;
-  if (journaled && ::fstatat(dir_fd_, partial.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+  if (journaled && ::fstatat(dir_->fd, partial.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
       static_cast<std::uint64_t>(st.st_size) == size_)
     held = static_cast<std::uint64_t>(st.st_blocks) * 512;
   struct statvfs vfs {};
-  if (::fstatvfs(dir_fd_, &vfs) != 0) return;  // cannot tell: preallocation will
+  if (::fstatvfs(dir_->fd, &vfs) != 0) return;  // cannot tell: preallocation will
   const std::uint64_t free_bytes = static_cast<std::uint64_t>(vfs.f_bavail) * vfs.f_frsize;
   if (needed > free_bytes + held)
     throw Error(Errc::local_io, "cannot allocate " + std::to_string(size_) + " bytes for " + path_ + ": " +
@@ -109,20 +109,20 @@ void FileSink::check_space(const SinkOptions& options) const {
 // renamed into place where the user asked.
 void FileSink::check_directory() const {
   struct stat now {}, named {};
-  if (::fstat(dir_fd_, &now) != 0) return;
+  if (::fstat(dir_->fd, &now) != 0) return;
   bool gone = now.st_nlink == 0;
   if (!gone && start_fd_ >= 0)
     gone = ::fstatat(start_fd_, parent_.c_str(), &named, 0) != 0 || named.st_dev != now.st_dev || named.st_ino != now.st_ino;
   if (gone)
     throw Error(Errc::not_found, path_ + ": the destination directory was removed or renamed during the transfer; "
                                          "nothing was kept (create it again and rerun)");
-  if (::faccessat(dir_fd_, ".", W_OK, AT_EACCESS) != 0 && errno != ENOSYS)
+  if (::faccessat(dir_->fd, ".", W_OK, AT_EACCESS) != 0 && errno != ENOSYS)
     throw Error(Errc::permission, path_ + ": the destination directory became unwritable during the transfer (" +
                                       errno_text(errno) + ")");
 }
 
 FileSink::FileSink(SinkTarget target, const std::string& path, std::uint64_t size, const SinkOptions& options)
-    : dir_(std::move(target.parent)), dir_fd_(dir_->fd), path_(path), leaf_(std::move(target.leaf)), size_(size),
+    : dir_(std::move(target.parent)), path_(path), leaf_(std::move(target.leaf)), size_(size),
       overwrite_(options.overwrite), looked_first_(!options.new_directory), sync_(options.sync),
       store_checksum_(options.store_checksum), write_pacer_(options.write_pacer) {
   if (options.watch_directory && target.root) start_fd_ = ::fcntl(target.root->fd(), F_DUPFD_CLOEXEC, 0);
@@ -134,7 +134,7 @@ FileSink::FileSink(SinkTarget target, const std::string& path, std::uint64_t siz
   }
   try {
     struct stat st {};
-    if (!options.new_directory && ::fstatat(dir_fd_, leaf_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    if (!options.new_directory && ::fstatat(dir_->fd, leaf_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
       if (S_ISDIR(st.st_mode))
         throw Error(Errc::exists, path + ": destination is a directory; name a file inside it or end the destination with '/'");
       if (!overwrite_) throw Error(Errc::exists, path + ": destination exists; use --overwrite to replace it");
@@ -163,12 +163,12 @@ FileSink::FileSink(SinkTarget target, const std::string& path, std::uint64_t siz
 // starts over.
 void FileSink::discard_partial() noexcept {
   std::string journal = "." + leaf_ + journal_suffix;
-  int jfd = ::openat(dir_fd_, journal.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  int jfd = ::openat(dir_->fd, journal.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (jfd < 0) return;
   if (::flock(jfd, LOCK_EX | LOCK_NB) == 0) {
     std::string partial = "." + leaf_ + partial_suffix;
-    ::unlinkat(dir_fd_, partial.c_str(), 0);
-    ::unlinkat(dir_fd_, journal.c_str(), 0);
+    ::unlinkat(dir_->fd, partial.c_str(), 0);
+    ::unlinkat(dir_->fd, journal.c_str(), 0);
   }
   ::close(jfd);
 }
@@ -176,10 +176,10 @@ void FileSink::discard_partial() noexcept {
 void FileSink::open_partial(const SinkOptions& options) {
   // A fixed name, so the next attempt finds it; the journal's lock keeps two receivers apart.
   ResumeIdentity identity{size_, options.block_size, options.source_mtime_ns};
-  journal_ = std::make_unique<ResumeJournal>(dir_fd_, "." + leaf_ + journal_suffix, identity, path_);
+  journal_ = std::make_unique<ResumeJournal>(dir_->fd, "." + leaf_ + journal_suffix, identity, path_);
   temp_name_ = "." + leaf_ + partial_suffix;  // ours only once the lock is held
   if (journal_->matched()) {
-    fd_ = ::openat(dir_fd_, temp_name_.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    fd_ = ::openat(dir_->fd, temp_name_.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
     struct stat st {};
     if (fd_ >= 0 && (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) != size_)) {
       ::close(fd_);
@@ -190,8 +190,8 @@ void FileSink::open_partial(const SinkOptions& options) {
   journal_->reset();
   // Created 0666 so the process umask decides the final mode, as cp does. Exclusively: the name
   // is fixed, so whatever holds it now (a stale partial, a planted link) goes first.
-  ::unlinkat(dir_fd_, temp_name_.c_str(), 0);
-  fd_ = ::openat(dir_fd_, temp_name_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+  ::unlinkat(dir_->fd, temp_name_.c_str(), 0);
+  fd_ = ::openat(dir_->fd, temp_name_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
   if (fd_ < 0) throw_io("cannot create a file in the directory of", path_, errno);
   preallocate();
 }
@@ -202,7 +202,7 @@ void FileSink::open_temporary() {
   // rename is atomic and never crosses file systems.
   for (int attempt = 0; attempt < 8 && fd_ < 0; ++attempt) {
     temp_name_ = "." + leaf_ + ".pxfer-" + random_suffix();
-    fd_ = ::openat(dir_fd_, temp_name_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+    fd_ = ::openat(dir_->fd, temp_name_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
     if (fd_ < 0 && errno != EEXIST) break;
   }
   // Held while this sink owns the file, from its creation on: a sweep of stale temporary files
@@ -282,7 +282,7 @@ void FileSink::flush() {
 void FileSink::place() {
   space_.stop();  // every byte is written: any step left only covers kept blocks of a resume
   unsigned flags = overwrite_ ? 0 : RENAME_NOREPLACE;
-  if (::renameat2(dir_fd_, temp_name_.c_str(), dir_fd_, leaf_.c_str(), flags) != 0) {
+  if (::renameat2(dir_->fd, temp_name_.c_str(), dir_->fd, leaf_.c_str(), flags) != 0) {
     int err = errno;
     if (err == EEXIST)
       throw Error(Errc::exists, path_ + (looked_first_ ? ": destination appeared during the transfer" : ": destination exists") +
@@ -296,7 +296,7 @@ void FileSink::place() {
     record_checksum(fd_, checksum_algo_, checksum_);
 }
 
-void FileSink::sync_directory() noexcept { ::fsync(dir_fd_); }
+void FileSink::sync_directory() noexcept { ::fsync(dir_->fd); }
 
 std::pair<std::uint64_t, std::uint64_t> FileSink::directory_id() const { return dir_->id; }
 
@@ -309,12 +309,12 @@ FileSink::Placed FileSink::placed() const {
 // May run on another thread than a stream still writing into the file (Transfer::fail): it
 // only unlinks names; the descriptors, and the journal's lock, go with the sink.
 void FileSink::abandon(bool keep_for_resume) noexcept {
-  if (committed_ || abandoned_ || temp_name_.empty() || dir_fd_ < 0) return;
+  if (committed_ || abandoned_ || temp_name_.empty()) return;
   abandoned_ = true;
   // Stays, hidden, for the next attempt, unless it holds nothing yet: a put that never delivered
   // a block must not keep its preallocated space.
   if (keep_for_resume && journal_ && (blocks_written_ > 0 || journal_->recorded_count() > 0)) return;
-  ::unlinkat(dir_fd_, temp_name_.c_str(), 0);
+  ::unlinkat(dir_->fd, temp_name_.c_str(), 0);
   if (journal_) journal_->remove();
 }
 

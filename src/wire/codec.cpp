@@ -137,18 +137,6 @@ FrameType type_of(const Message& message) noexcept {
   return std::visit([](const auto& m) { return traits::Traits<std::decay_t<decltype(m)>>::type; }, message);
 }
 
-void encode_append(const Message& message, std::vector<std::uint8_t>& out) {
-  const std::size_t start = out.size();
-  out.resize(start + header_size);
-  std::visit(
-      [&](const auto& m) {
-        Encode io{Writer(out)};
-        fields(io, m);
-      },
-      message);
-  put_header(out.data() + start, type_of(message), static_cast<std::uint32_t>(out.size() - start - header_size));
-}
-
 std::span<const std::uint8_t> encode_append_head(const Message& message, std::vector<std::uint8_t>& out) {
   const std::size_t start = out.size();
   out.resize(start + header_size);
@@ -177,6 +165,11 @@ std::span<const std::uint8_t> encode_append_head(const Message& message, std::ve
   put_header(out.data() + start, type_of(message),
              static_cast<std::uint32_t>(end_of_head - start - header_size + tail.size()));
   return tail;
+}
+
+void encode_append(const Message& message, std::vector<std::uint8_t>& out) {
+  const std::span<const std::uint8_t> tail = encode_append_head(message, out);  // in the message, not in `out`
+  out.insert(out.end(), tail.begin(), tail.end());
 }
 
 std::vector<std::uint8_t> encode(const Message& message) {
