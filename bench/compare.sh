@@ -2,7 +2,7 @@
 # pxfer side by side with the tools sites use (issue 12, point 1): iperf3 -P N (the ceiling),
 # globus-url-copy -fast -p N against globus-gridftp-server, xrdcp -S N against xrootd (defaults
 # and XRD_CPUSEPGWRTRD=0), scp -c aes128-gcm@openssh.com against sshd, and pxfer against pxferd
-# with a token as the README sets it up. Writes bench/results/compare.md (or $PXCMP_OUT).
+# with a token as docs/guide.md sets it up. Writes bench/results/compare.md (or $PXCMP_OUT).
 #   sudo bench/compare.sh
 # Needs root for three things only: installing the peers from Debian (apt-get), creating the
 # unprivileged user `pxbench`, and the private network namespace (ip netns). Everything else,

@@ -23,7 +23,7 @@ install(FILES packaging/pxferd.toml DESTINATION /etc/pxferd PERMISSIONS OWNER_RE
 install(FILES packaging/completion/pxfer.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME pxfer)
 install(FILES packaging/completion/pxfer.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME pxferd)
 install(FILES packaging/completion/_pxfer DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions)
-install(FILES README.md docs/security.md docs/operations.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES README.md docs/guide.md docs/security.md docs/operations.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 # Man pages from the binaries' own --help and --version (help2man), so they cannot drift.
 find_program(HELP2MAN help2man)

@@ -17,7 +17,7 @@ extra=$out/pxfer.h2m
   echo "~/.config/pxfer/known_hosts"
   echo "pinned server certificates (HOST:PORT sha256:HEX)"
   echo "[SEE ALSO]"
-  echo "pxferd(8); /usr/share/doc/pxfer/README.md"
+  echo "pxferd(8); /usr/share/doc/pxfer/README.md, /usr/share/doc/pxfer/guide.md"
 } > "$extra"
 "$help2man" --no-info --section=1 --name="parallel-stream file transfer client" --include="$extra" "$pxfer" \
   | gzip -9n > "$out/pxfer.1.gz"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes docs/report-example.svg (shown in the README) and a whole example page: starts pxferd on a
+# Makes docs/report-example.svg (shown in docs/guide.md) and a whole example page: starts pxferd on a
 # free loopback port, puts a file with -w 87380 and gets it back with -w 1M (4 streams, --json),
 # renders both runs with `pxfer report`, and cuts the rate-over-time chart out of the page.
 #   tools/report_example.sh [OUT_DIR]   (default: docs/; the page goes to OUT_DIR/report-example.html
