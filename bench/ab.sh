@@ -12,23 +12,16 @@ trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
 head -c "$size" /dev/urandom > "$work/big.bin"
 mkdir -p "$work/tree"
 for i in $(seq "$count"); do head -c 65536 /dev/urandom > "$work/tree/f$i"; done
-export PXFER_KNOWN_HOSTS="$work/known_hosts"
-declare -A url
-for side in a b; do
-  bin_var="${side}_bin"; bin="${!bin_var}"
-  mkdir -p "$work/$side/root" "$work/$side/client"
-  "$bin/pxferd" --root "$work/$side/root" --listen 127.0.0.1:0 --insecure-no-auth --state-dir "$work/$side/state" \
-    --port-file "$work/$side/port" 2>/dev/null & pids+=($!)
-  for _ in $(seq 100); do [ -s "$work/$side/port" ] && break; sleep 0.05; done
-  url[$side]="pxfer://127.0.0.1:$(cat "$work/$side/port")"
-done
+# One pxferd per build on loopback: url[a|b], pids.
+# shellcheck source=bench/perf/ab_servers.sh
+source "$(dirname "${BASH_SOURCE[0]}")/perf/ab_servers.sh"
 rate_of() { sed -n 's/.* bytes in \([0-9.]*\) s, \([0-9.]*\) MB\/s.*/\2/p' | tail -1; }
 batch_rate() { sed -n 's/.* bytes in \([0-9.]*\) s, \([0-9.]*\) MB\/s$/\2/p' | tail -1; }
 declare -A results
 for r in $(seq "$rounds"); do
   # The order turns each round: whoever runs second in a round meets memory the first one has
   # just taken, and on this VM the first rounds' second runs collapsed whichever build it was
-  # (bench/results/issue11-ab-2026-11-25-s5.md).
+  # (bench/results/issue11-ab-2026-11-25-s5.md in git at b4bfa78).
   order="a b"; [ $((r % 2)) -eq 0 ] && order="b a"
   for side in $order; do
     bin_var="${side}_bin"; bin="${!bin_var}"; u="${url[$side]}"; c="$work/$side/client"

@@ -13,9 +13,10 @@ trap 'kill $spid 2>/dev/null || true; rm -rf "$work"' EXIT
 mkdir -p "$work/root"
 head -c "$size" /dev/urandom > "$work/src.bin"
 export PXFER_KNOWN_HOSTS="$work/known_hosts"  # this run's throwaway server certificate, pinned on first use
-"$bin/pxferd" --root "$work/root" --listen 127.0.0.1:0 --insecure-no-auth --state-dir "$work/state" --port-file "$work/port" 2>/dev/null & spid=$!
-for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.05; done
-url="pxfer://127.0.0.1:$(cat "$work/port")/src.bin"
+# shellcheck source=bench/lab/lib.sh
+source "$here/bench/lab/lib.sh"
+lab_loopback_server "$bin" "$work"; spid=$LAB_LOOPBACK_PID
+url="$LAB_LOOPBACK_URL/src.bin"
 rate_of() { sed -n 's/.* bytes in [0-9.]* s, \([0-9.]*\) MB\/s.*/\1/p'; }
 median() { sort -n | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
 printf '%-8s %14s %14s\n' block "put MB/s" "get MB/s"

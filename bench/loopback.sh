@@ -15,10 +15,11 @@ mkdir -p "$work/root" "$work/client"
 head -c "$size" /dev/urandom > "$work/client/src.bin"
 bytes=$(stat -c %s "$work/client/src.bin")
 export PXFER_KNOWN_HOSTS="$work/known_hosts"  # this run's throwaway server certificate, pinned on first use
-"$bin/pxferd" --root "$work/root" --listen 127.0.0.1:0 --insecure-no-auth --state-dir "$work/state" --port-file "$work/port" 2>/dev/null & spid=$!
+# shellcheck source=bench/lab/lib.sh
+source "$here/bench/lab/lib.sh"
+lab_loopback_server "$bin" "$work"; spid=$LAB_LOOPBACK_PID
 iperf3 -s -p 5299 >/dev/null 2>&1 & ipid=$!
-for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.05; done
-url="pxfer://127.0.0.1:$(cat "$work/port")/src.bin"
+url="$LAB_LOOPBACK_URL/src.bin"
 sleep 0.3
 
 rate_of() { sed -n 's/.* bytes in \([0-9.]*\) s, \([0-9.]*\) MB\/s.*/\2/p'; }

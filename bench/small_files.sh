@@ -35,12 +35,11 @@ if [ -n "${PXSF_WAN:-}" ]; then
 else
   trap 'kill $spid 2>/dev/null || true; rm -rf "$work"' EXIT
   root="$work/root"
-  mkdir -p "$root"
   export PXFER_KNOWN_HOSTS="$work/known_hosts"
-  "$bin/pxferd" --root "$root" --listen 127.0.0.1:0 --insecure-no-auth --state-dir "$work/state" \
-    --port-file "$work/port" 2>/dev/null & spid=$!
-  for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.05; done
-  base="pxfer://127.0.0.1:$(cat "$work/port")"
+  # shellcheck source=bench/lab/lib.sh
+  source "$here/bench/lab/lib.sh"
+  lab_loopback_server "$bin" "$work"; spid=$LAB_LOOPBACK_PID
+  base=$LAB_LOOPBACK_URL
 fi
 mkdir -p "$work/client/tree"
 python3 - "$work/client/tree" "$count" "$size" <<'EOF'

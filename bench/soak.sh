@@ -31,11 +31,11 @@ trap cleanup EXIT
 mkdir -p "$work/root" "$work/local" "$work/src"
 export PXFER_KNOWN_HOSTS="$work/known_hosts"
 
+# shellcheck source=bench/lab/lib.sh
+source "$here/bench/lab/lib.sh"
 start_server() {
-  rm -f "$work/port"
-  "$bin/pxferd" --root "$work/root" --listen 127.0.0.1:0 --insecure-no-auth --state-dir "$work/state" \
-    --partial-max-age 5s --port-file "$work/port" 2>>"$work/pxferd.log" & spid=$!
-  for _ in $(seq 200); do [ -s "$work/port" ] && break; sleep 0.02; done
+  lab_loopback_server "$bin" "$work" --partial-max-age 5s
+  spid=$LAB_LOOPBACK_PID
 }
 start_server
 mkfifo "$work/proxy.in"

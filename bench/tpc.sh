@@ -15,18 +15,15 @@ bin="$build_dir/bin"
 work="$(mktemp -d /dev/shm/pxfer-tpc.XXXXXX)"
 apid=""; bpid=""
 trap 'kill $apid $bpid 2>/dev/null || true; rm -rf "$work"' EXIT
-mkdir -p "$work/a" "$work/b" "$work/client"
-head -c "$size" /dev/urandom > "$work/a/src.bin"
-ln "$work/a/src.bin" "$work/client/src.bin"  # the same bytes for put, without a second copy in memory
-bytes=$(stat -c %s "$work/a/src.bin")
+mkdir -p "$work/a/root" "$work/b/root" "$work/client"
+head -c "$size" /dev/urandom > "$work/a/root/src.bin"
+ln "$work/a/root/src.bin" "$work/client/src.bin"  # the same bytes for put, without a second copy in memory
+bytes=$(stat -c %s "$work/a/root/src.bin")
 export PXFER_KNOWN_HOSTS="$work/known_hosts"
-for s in a b; do
-  "$bin/pxferd" --root "$work/$s" --listen 127.0.0.1:0 --insecure-no-auth --tpc-allow 127.0.0.1 \
-    --state-dir "$work/state-$s" --port-file "$work/port-$s" 2>"$work/$s.log" &
-  if [ "$s" = a ]; then apid=$!; else bpid=$!; fi
-done
-for _ in $(seq 100); do [ -s "$work/port-a" ] && [ -s "$work/port-b" ] && break; sleep 0.05; done
-A="pxfer://127.0.0.1:$(cat "$work/port-a")"; B="pxfer://127.0.0.1:$(cat "$work/port-b")"
+# shellcheck source=bench/lab/lib.sh
+source "$here/bench/lab/lib.sh"
+lab_loopback_server "$bin" "$work/a" --tpc-allow 127.0.0.1; apid=$LAB_LOOPBACK_PID; A=$LAB_LOOPBACK_URL
+lab_loopback_server "$bin" "$work/b" --tpc-allow 127.0.0.1; bpid=$LAB_LOOPBACK_PID; B=$LAB_LOOPBACK_URL
 sleep 0.3
 
 # Runs pxfer "$@", prints "SECONDS CLIENT_BYTES": wall time and the last rchar + wchar seen.
@@ -48,7 +45,7 @@ printf '%-5s %9s %9s %9s %7s %7s %14s %14s %14s\n' round "put MB/s" "pull" "push
   "put client B" "pull client B" "push client B"
 for r in $(seq "$rounds"); do
   # One destination file at a time (checked, then removed): /dev/shm holds the source and one copy.
-  check() { cmp -s "$work/a/src.bin" "$work/b/$1.bin" || { echo "round $r: $1.bin differs" >&2; exit 1; }; rm -f "$work/b/$1.bin"; }
+  check() { cmp -s "$work/a/root/src.bin" "$work/b/root/$1.bin" || { echo "round $r: $1.bin differs" >&2; exit 1; }; rm -f "$work/b/root/$1.bin"; }
   run_put() { read -r tput ioput < <(timed put -p "$streams" "$work/client/src.bin" "$B/put.bin"); check put; }
   run_pull() { read -r tpull iopull < <(timed cp --copy-mode pull -p "$streams" "$A/src.bin" "$B/pull.bin"); check pull; }
   run_push() { read -r tpush iopush < <(timed cp --copy-mode push -p "$streams" "$A/src.bin" "$B/push.bin"); check push; }

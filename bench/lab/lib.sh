@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# bench/lab/lib.sh: helpers shared by bench/experiments.sh and tests/lab/*.sh. Sourced, not run.
+# bench/lab/lib.sh: helpers shared by bench/experiments.sh, tests/lab/*.sh and the loopback
+# harnesses (bench/*.sh, bench/perf/*.sh: lab_loopback_server only). Sourced, not run.
 #
 # An emulated link (pxfer-wanem, docs/wanem.md) joins namespaces NAME-a (10.77.0.1, the client)
 # and NAME-b (10.77.0.2, pxferd). Every packet stays inside those two namespaces.
@@ -87,6 +88,32 @@ lab_sysctl() {
 
 # lab_sysctl_both KEY=VALUE...: the same in both namespaces.
 lab_sysctl_both() { lab_sysctl "$LAB_NAME-a" "$@" && lab_sysctl "$LAB_NAME-b" "$@"; }
+
+# lab_loopback_server BIN_DIR DIR [PXFERD_ARGS...]: BIN_DIR/pxferd on a free 127.0.0.1 port
+# without authentication (the loopback harnesses measure transfers, not logins), export root
+# DIR/root, state DIR/state, log DIR/pxferd.log; waits for its port. Sets LAB_LOOPBACK_PID and
+# LAB_LOOPBACK_URL (pxfer://127.0.0.1:PORT); the caller stops it by that PID. Needs none of the
+# LAB_* variables above, and no root.
+lab_loopback_server() {
+  local bin=$1 dir=$2 i
+  shift 2
+  mkdir -p "$dir/root"
+  rm -f "$dir/port"
+  "$bin/pxferd" --root "$dir/root" --listen 127.0.0.1:0 --insecure-no-auth --state-dir "$dir/state" \
+    --port-file "$dir/port" "$@" 2>>"$dir/pxferd.log" &
+  LAB_LOOPBACK_PID=$!
+  for i in $(seq 100); do
+    if [[ -s $dir/port ]]; then
+      LAB_LOOPBACK_URL="pxfer://127.0.0.1:$(cat "$dir/port")"
+      return 0
+    fi
+    kill -0 "$LAB_LOOPBACK_PID" 2>/dev/null || break
+    sleep 0.05
+  done
+  echo "$bin/pxferd did not start on loopback:" >&2
+  cat "$dir/pxferd.log" >&2
+  return 1
+}
 
 # lab_server_start [PXFERD_ARGS...]: pxferd inside NAME-b on 10.77.0.2 (any free port), export
 # root LAB_WORK/srv, with any further pxferd options given (e.g. --max-active 10).

@@ -16,9 +16,9 @@ for i in range(n):
     open(f"{w}/root/src/f{i:05d}","wb").write(b); open(f"{w}/local/f{i:05d}","wb").write(b)
 P
 export PXFER_KNOWN_HOSTS=$w/kh
-$B/pxferd --root $w/root --listen 127.0.0.1:0 --insecure-no-auth --state-dir $w/st --port-file $w/port 2>/dev/null & sp=$!
-for _ in $(seq 100); do [ -s $w/port ] && break; sleep 0.05; done
-u=pxfer://127.0.0.1:$(cat $w/port)
+# shellcheck source=bench/lab/lib.sh
+source "$here/../lab/lib.sh"
+lab_loopback_server "$B" "$w"; sp=$LAB_LOOPBACK_PID; u=$LAB_LOOPBACK_URL
 run() { if [ $op = put ]; then $B/pxfer put -r -c 8 -p 4 $w/local $u/dst; else $B/pxfer get -r -c 8 -p 4 $u/src $w/client/out; fi; }
 clean() { rm -rf $w/root/dst $w/client/out; }
 run > /dev/null 2>&1; clean

@@ -12,16 +12,8 @@ pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
 mkdir -p "$work/tree"
 for i in $(seq "$n"); do head -c 65536 /dev/urandom > "$work/tree/f$i"; done
-export PXFER_KNOWN_HOSTS="$work/known_hosts"
-declare -A url spid
-for side in a b; do
-  bin_var="${side}_bin"; bin="${!bin_var}"
-  mkdir -p "$work/$side/root" "$work/$side/client"
-  "$bin/pxferd" --root "$work/$side/root" --listen 127.0.0.1:0 --insecure-no-auth --state-dir "$work/$side/state" \
-    --port-file "$work/$side/port" 2>/dev/null & pids+=($!); spid[$side]=$!
-  for _ in $(seq 100); do [ -s "$work/$side/port" ] && break; sleep 0.05; done
-  url[$side]="pxfer://127.0.0.1:$(cat "$work/$side/port")"
-done
+# shellcheck source=bench/perf/ab_servers.sh
+source "$(dirname "${BASH_SOURCE[0]}")/ab_servers.sh"
 tck=$(getconf CLK_TCK)
 server_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 declare -A res
