@@ -139,9 +139,9 @@ TEST_F(Operations, CheckConfigRefusesBadValuesInOneLine) {
     write_text(config, "root = \"" + root + "\"\ninsecure-no-auth = true\n" + extra);
     return run_pxferd({"--config", config, "--check-config"});
   };
-  expect_one_line(check("max-active = \"ten\"\n"), exit_usage, "--max-active");
-  expect_one_line(check("queue-timeout = \"soon\"\n"), exit_usage, "(set in " + config + ")");
-  expect_one_line(check("max-actve = 3\n"), exit_usage, "'max-actve' is not an option");
+  expect_one_line(check("max-active = \"ten\"\n"), exit_usage, "max-active: expected a whole number");
+  expect_one_line(check("queue-timeout = \"soon\"\n"), exit_usage, config + ":3:1: --queue-timeout");
+  expect_one_line(check("max-actve = 3\n"), exit_usage, config + ":3:1: max-actve: not an option");
   expect_one_line(check("tokens = \"" + etc + "/missing\"\n"), 3, etc + "/missing");
   write_private(etc + "/broken", "alice sha256:zz\n");
   expect_one_line(check("tokens = \"" + etc + "/broken\"\n"), exit_usage, "line 1");
