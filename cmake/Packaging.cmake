@@ -8,7 +8,8 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "parallel-stream file transfer: client pxf
 # Lines of at most 80 characters (lintian: extended-description-line-too-long).
 set(CPACK_PACKAGE_DESCRIPTION "pxfer moves files between hosts over N parallel TCP streams with TLS 1.3\n\
 control connections, resume and whole-file checksums; pxferd serves an export\n\
-directory (systemd unit pxferd.service, configuration in /etc/pxferd/pxferd.toml).\n\
+directory (systemd unit pxferd.service, configuration in\n\
+/etc/pxferd/pxferd.toml).\n\
 .\n\
 Purging the package removes /etc/pxferd and /var/lib/pxferd, and on purpose\n\
 leaves the data alone: the export root /srv/pxfer, the logs in /var/log/pxferd\n\

@@ -72,14 +72,6 @@ void check_bindable(const Endpoint& at, const std::string& option) {
 }
 
 void check_server_options(const ServerOptions& o) {
-  Directory::open_root(o.root, true);  // throws, naming --root, when it is not a usable directory
-  const bool any = !o.tokens_file.empty() || !o.client_ca_file.empty() || o.anonymous_read;
-  if (o.insecure_no_auth && !is_loopback(o.listen.host))
-    throw Error(Errc::usage, "--insecure-no-auth is only allowed on a loopback address (127.0.0.1 or [::1]), not " +
-                                 o.listen.host + "; give --tokens FILE or --client-ca FILE instead");
-  if (!any && !o.insecure_no_auth)
-    throw Error(Errc::usage, "no client authentication configured: give --tokens FILE (create one with "
-                             "`pxferd token create NAME --tokens FILE`), --client-ca FILE, or --anonymous-read");
   // Each file's error names its option, so that pxferd can say where in the config it was set.
   auto named = [](const char* option, auto&& load) {
     try {
@@ -88,6 +80,14 @@ void check_server_options(const ServerOptions& o) {
       throw Error(e.code(), std::string(option) + ": " + e.what());
     }
   };
+  named("--root", [&] { Directory::open_root(o.root, true); });  // not a usable directory
+  const bool any = !o.tokens_file.empty() || !o.client_ca_file.empty() || o.anonymous_read;
+  if (o.insecure_no_auth && !is_loopback(o.listen.host))
+    throw Error(Errc::usage, "--insecure-no-auth is only allowed on a loopback address (127.0.0.1 or [::1]), not " +
+                                 o.listen.host + "; give --tokens FILE or --client-ca FILE instead");
+  if (!any && !o.insecure_no_auth)
+    throw Error(Errc::usage, "no client authentication configured: give --tokens FILE (create one with "
+                             "`pxferd token create NAME --tokens FILE`), --client-ca FILE, or --anonymous-read");
   named("--tokens", [&] { server::AuthFiles::load(o.tokens_file, ""); });
   named("--access", [&] { server::AuthFiles::load("", o.access_file); });
   readable(o.cert_file, "--cert");

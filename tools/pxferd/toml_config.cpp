@@ -42,6 +42,13 @@ std::string scalar_text(const toml::node& node) {
   return "";
 }
 
+std::string example_of(const std::string& type) {
+  if (type == "DURATION") return "\"30s\"";
+  if (type == "RATE") return "2 or 0.5";
+  if (type == "[HOST:]PORT") return "\"127.0.0.1:9752\"";
+  return "\"100G\"";
+}
+
 enum class Kind { flag, count, number_or_text, list, text };
 
 Kind kind_of(const CLI::Option& opt) {
@@ -49,7 +56,7 @@ Kind kind_of(const CLI::Option& opt) {
   const std::string type = opt.get_type_name();
   if (type == "N") return Kind::count;
   if (opt.get_expected_max() > 1) return Kind::list;
-  if (type == "SIZE" || type == "DURATION" || type == "RATE" || type == "PID") return Kind::number_or_text;
+  if (type == "SIZE" || type == "DURATION" || type == "RATE" || type == "[HOST:]PORT") return Kind::number_or_text;
   return Kind::text;
 }
 
@@ -71,8 +78,7 @@ std::vector<std::string> inputs_of(const CLI::Option& opt, const toml::node& nod
     }
     case Kind::number_or_text:
       if (!node.is_string() && !node.is_number())
-        fail(where, key, "expected a " + opt.get_type_name() + " such as " +
-                             (opt.get_type_name() == "DURATION" ? "\"30s\"" : "\"100G\"") + got);
+        fail(where, key, "expected a " + opt.get_type_name() + " such as " + example_of(opt.get_type_name()) + got);
       return {scalar_text(node)};
     case Kind::list: {
       if (node.is_string()) return {scalar_text(node)};
