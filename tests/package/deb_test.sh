@@ -80,7 +80,9 @@ dpkg -x "$deb" "$root"
 "$root/usr/bin/pxfer" --version | grep -q "^pxfer $version " || fail "pxfer --version"
 "$root/usr/sbin/pxferd" --version | grep -q "^pxferd $version " || fail "pxferd --version"
 for binary in "$root/usr/bin/pxfer" "$root/usr/sbin/pxferd"; do
-  hardening-check --quiet "$binary" > "$scratch/hardening.log" 2>&1 ||
+  # --nocfprotection: the CET note needs every object CET-marked, Debian 12's own startup files
+  # included, and they are not (a one-line C++ program built with -fcf-protection fails it too).
+  hardening-check --quiet --nocfprotection "$binary" > "$scratch/hardening.log" 2>&1 ||
     fail "hardening-check $(basename "$binary") (configure with -DPXFER_HARDENING=ON): $(tr '\n' ' ' < "$scratch/hardening.log")"
 done
 echo "deb_test: hardening-check passes for pxfer and pxferd"
