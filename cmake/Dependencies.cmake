@@ -7,6 +7,8 @@ find_package(CLI11 CONFIG REQUIRED)
 find_package(ZLIB REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
 find_package(zstd REQUIRED)
+# pxferd --config: a real TOML parser with line and column in its errors (libtomlplusplus-dev).
+find_package(tomlplusplus 3 REQUIRED)
 # pxferd under systemd: sd_notify (Type=notify) and the journal (libsystemd-dev, no CMake config).
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)

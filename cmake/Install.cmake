@@ -25,6 +25,18 @@ install(FILES packaging/completion/pxfer.bash DESTINATION ${CMAKE_INSTALL_DATADI
 install(FILES packaging/completion/_pxfer DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions)
 install(FILES README.md docs/guide.md docs/security.md docs/operations.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
+# What Debian policy asks of every package (lintian): the copyright file, the changelog (gzip -9n,
+# so the package is reproducible), the overrides of the two permissions that are meant, and a
+# logrotate snippet for --log-file.
+configure_file(${PROJECT_SOURCE_DIR}/packaging/debian/changelog.in ${PROJECT_BINARY_DIR}/packaging/changelog @ONLY)
+add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/packaging/changelog.gz
+  COMMAND gzip -9nc ${PROJECT_BINARY_DIR}/packaging/changelog > ${PROJECT_BINARY_DIR}/packaging/changelog.gz
+  DEPENDS ${PROJECT_BINARY_DIR}/packaging/changelog VERBATIM)
+add_custom_target(pxfer-changelog ALL DEPENDS ${PROJECT_BINARY_DIR}/packaging/changelog.gz)
+install(FILES ${PROJECT_BINARY_DIR}/packaging/changelog.gz packaging/debian/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES packaging/debian/lintian-overrides DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides RENAME pxfer)
+install(FILES packaging/pxferd.logrotate DESTINATION /etc/logrotate.d RENAME pxferd)
+
 # Man pages from the binaries' own --help and --version (help2man), so they cannot drift.
 find_program(HELP2MAN help2man)
 if(HELP2MAN)

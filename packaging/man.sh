@@ -38,5 +38,19 @@ resume). SIGHUP re\-reads the tokens and access files (systemctl reload pxferd).
 [SEE ALSO]
 pxfer(1); /usr/share/doc/pxfer/operations.md, /usr/share/doc/pxfer/security.md
 H2M
+# The token subcommands' own --help, and the logrotate snippet (issue 37: token management, --log-file).
+{
+  echo "[TOKEN COMMANDS]"
+  for c in create list revoke; do
+    echo ".SS pxferd token $c"
+    echo ".nf"
+    "$pxferd" token $c --help | sed -e 's/\\/\\e/g' -e "s/^\([.']\)/\\\\\&\1/"
+    echo ".fi"
+  done
+  echo "[FILES]"
+  echo ".TP"
+  echo "/etc/logrotate.d/pxferd"
+  echo "rotates /var/log/pxferd/*.log (\\-\\-log\\-file) and sends SIGUSR1, which reopens the file"
+} >> "$out/pxferd.h2m"
 "$help2man" --no-info --section=8 --name="pxfer file transfer server" --include="$out/pxferd.h2m" "$pxferd" \
   | gzip -9n > "$out/pxferd.8.gz"

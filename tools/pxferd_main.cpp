@@ -1,8 +1,10 @@
 // pxferd: serves the files under --root on one TCP port (control and data streams alike).
-// Subcommands: `pxferd token create NAME --tokens FILE`, `pxferd fingerprint`. Options come from
+// Subcommands: `pxferd token create|list|revoke ... --tokens FILE`, `pxferd fingerprint`. Options come from
 // the command line and an optional --config TOML file (tools/pxferd/cli.cpp); running it is
 // tools/pxferd/serve.cpp.
 #include <CLI/CLI.hpp>
+#include <unistd.h>
+
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -15,22 +17,28 @@
 #include "pxferd/config_report.hpp"
 #include "pxferd/serve.hpp"
 #include "pxferd/systemd.hpp"
-#include "pxferd/token_file.hpp"
+#include "pxferd/token_commands.hpp"
 
 using namespace pxfer;
 using namespace pxfer::pxferd;
 
 namespace {
 
-int token_create(const Commands& c) {
-  std::string secret = create_token_safely(c.tokens_file, c.token_name);
-  std::fprintf(stdout, "%s\n", secret.c_str());
-  std::fprintf(stderr,
-               "pxferd: identity %s added to %s; the token above is shown only this once: give it to the client as a "
-               "--token-file FILE or the PXFER_TOKEN variable (a running pxferd picks it up on SIGHUP: "
-               "systemctl reload pxferd)\n",
-               c.token_name.c_str(), c.tokens_file.c_str());
-  return 0;
+// --check-config's checks of what only the daemon's main uses: the metrics address, the log file
+// and the port file (each writable where it is to be written).
+void check_daemon_files(const DaemonArgs& args) {
+  if (auto metrics = metrics_endpoint(args.metrics_listen)) check_bindable(*metrics, "--metrics-listen");
+  auto writable = [](const std::string& file, const char* option) {
+    if (file.empty()) return;
+    const bool exists = ::access(file.c_str(), F_OK) == 0;
+    auto slash = file.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : file.substr(0, slash);
+    if (exists ? ::access(file.c_str(), W_OK) != 0 : ::access(dir.c_str(), W_OK | X_OK) != 0)
+      throw Error(Errc::permission, std::string(option) + " " + file + ": cannot write " + (exists ? file : "in " + dir) +
+                                        ": " + errno_text(errno));
+  };
+  writable(args.log_file, "--log-file");
+  writable(args.port_file, "--port-file");
 }
 
 std::string config_source(const Commands& c) {
@@ -58,9 +66,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "pxferd: %s\n", parse_error_line(e, app, arguments).c_str());
     return exit_code(Errc::usage);
   }
-  set_up_logging(args.verbose);
   try {
-    if (commands.token_create->parsed()) return token_create(commands);
+    // Only a serving pxferd writes --log-file; the commands and checks answer on stderr.
+    const bool serving = !commands.print_config && !commands.check_config && app.get_subcommands().empty();
+    set_up_logging(args.verbose, serving ? args.log_file : "");
+    if (commands.token_create->parsed() || commands.token_list->parsed() || commands.token_revoke->parsed())
+      return run_token_command(commands);
     if (commands.fingerprint->parsed()) {
       std::fprintf(stdout, "%s\n", server_fingerprint(commands.fp_cert, commands.fp_state).c_str());
       return 0;
@@ -74,6 +85,7 @@ int main(int argc, char** argv) {
     ServerOptions options = to_server_options(args);
     if (commands.check_config) {
       check_server_options(options);
+      check_daemon_files(args);
       std::fprintf(stdout, "pxferd: configuration OK (%s)\n", config_source(commands).c_str());
       return 0;
     }

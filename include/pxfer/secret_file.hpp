@@ -17,7 +17,13 @@ enum class FileSecrecy {
 // A pipe is accepted as it is (nothing on disk); anything else but a regular file is refused.
 // Throws Error(not_found) when it is missing, Error(permission) when it is too open, with the
 // command that fixes it: "run `chmod 600 FILE`". `what` names it: "tokens file", "--token-file".
+// The file must also belong to root or to this user: another user could rewrite it whatever its mode.
 std::string read_protected_file(const std::string& path, const std::string& what, FileSecrecy secrecy);
+// The same checks and read on a descriptor the caller opened (O_NOFOLLOW, locked); read with
+// pread from offset 0, so the descriptor's offset is left alone. `path` is for the messages.
+std::string read_protected_descriptor(int fd, const std::string& path, const std::string& what, FileSecrecy secrecy);
+// The checks of read_protected_file without reading (a private key that OpenSSL reads itself).
+void check_protected_file(const std::string& path, const std::string& what, FileSecrecy secrecy);
 
 // Writes `content` to `path` as a new file: first to PATH.tmp-RANDOM, created with
 // O_CREAT|O_EXCL|O_NOFOLLOW and `mode`, written and fsynced, then renamed onto PATH. Nothing that
@@ -28,5 +34,7 @@ void write_file_atomically(const std::string& path, const std::string& content, 
 
 // Why a file of this mode may not be used, or "" when it may (for tests and the checks above).
 std::string mode_problem(unsigned mode, FileSecrecy secrecy);
+// Why a file owned by `owner` may not be used by the user `me`, or "": root's and one's own files only.
+std::string owner_problem(unsigned owner, unsigned me);
 
 }  // namespace pxfer

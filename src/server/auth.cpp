@@ -139,6 +139,12 @@ std::optional<std::string> TokenStore::identify(const std::string& token) const 
   return found;
 }
 
+std::vector<std::string> TokenStore::names() const {
+  std::vector<std::string> out;
+  for (const auto& e : entries_) out.push_back(e.name);
+  return out;
+}
+
 bool TokenStore::contains(const std::string& name) const {
   for (const auto& e : entries_)
     if (e.name == name) return true;
@@ -150,27 +156,6 @@ std::string generate_token() { return to_hex(random_bytes(32)); }
 std::string token_line(const std::string& name, const std::string& token) {
   std::string salt = random_bytes(16);
   return name + " sha256:" + to_hex(salt) + ":" + to_hex(sha256(salt + token));
-}
-
-std::string create_token(const std::string& path, const std::string& name) {
-  if (!valid_identity_name(name))
-    throw Error(Errc::usage, "identity name '" + name + "': use 1-64 characters of A-Z a-z 0-9 . _ @ -");
-  if (reserved_identity_name(name))
-    throw Error(Errc::usage, "identity name '" + name + "' is reserved for clients without credentials; choose another name");
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_APPEND, 0600);
-  if (fd < 0) throw Error(errc_from_errno(errno), "cannot open tokens file " + path + ": " + errno_text(errno));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  ::flock(fd, LOCK_EX);  // two `token create` at once: one after the other
-  TokenStore existing = TokenStore::load(path);
-  if (existing.contains(name)) throw Error(Errc::exists, "identity " + name + " is already in " + path);
-  std::string token = generate_token();
-  std::string line = token_line(name, token) + "\n";
-  if (::write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size()) || ::fsync(fd) != 0)
-    throw Error(Errc::local_io, "cannot write tokens file " + path + ": " + errno_text(errno));
-  return token;
 }
 
 std::string log_safe_token_id(const std::string& token) { return "token-id:" + to_hex(sha256(token)).substr(0, 8); }

@@ -28,6 +28,7 @@ class TokenStore {
   // so the time taken does not say which or how many entries came close.
   std::optional<std::string> identify(const std::string& token) const;
   bool contains(const std::string& name) const;
+  std::vector<std::string> names() const;  // in file order
   std::size_t size() const { return entries_.size(); }
 
  private:
@@ -38,9 +39,7 @@ class TokenStore {
 std::string generate_token();
 // The tokens-file line for NAME and TOKEN, with a fresh 16-byte salt (no newline).
 std::string token_line(const std::string& name, const std::string& token);
-// Appends a new identity to the tokens file (created with mode 0600) and returns its token.
-// Throws Error(exists) when NAME is already there, Error(usage) for a bad or reserved name.
-std::string create_token(const std::string& path, const std::string& name);
+// create_token, list_tokens, revoke_token: token_admin.hpp.
 // A form of a token that is safe to log: "token-id:" + first 8 hex digits of SHA-256(token).
 std::string log_safe_token_id(const std::string& token);
 // Names: 1-64 characters of [A-Za-z0-9._@-].

@@ -111,6 +111,8 @@ ServerIdentity load_or_create_identity(const std::string& cert_file, const std::
     if (cert_file.empty() || key_file.empty()) throw Error(Errc::usage, "--cert and --key go together");
     id.cert_file = cert_file;
     id.key_file = key_file;
+    // OpenSSL reads the key itself; the owner and mode are checked here first, as for the tokens file.
+    check_protected_file(key_file, "--key", FileSecrecy::server_config);
   } else {
     std::string dir = state_dir.empty() ? default_state_dir() : state_dir;
     make_dirs(dir);
@@ -140,11 +142,23 @@ ServerIdentity load_or_create_identity(const std::string& cert_file, const std::
 
 #include "auth.hpp"
 #include "pxfer/server_admin.hpp"
+#include "token_admin.hpp"
 
 namespace pxfer {
 
-std::string create_client_token(const std::string& tokens_file, const std::string& name) {
-  return server::create_token(tokens_file, name);
+std::string create_client_token(const std::string& tokens_file, const std::string& name,
+                                const std::function<void(int fd)>& on_new_file) {
+  return server::create_token(tokens_file, name, on_new_file);
+}
+
+std::vector<ClientTokenInfo> list_client_tokens(const std::string& tokens_file) {
+  std::vector<ClientTokenInfo> out;
+  for (auto& t : server::list_tokens(tokens_file)) out.push_back({t.name, t.created});
+  return out;
+}
+
+void revoke_client_token(const std::string& tokens_file, const std::string& name) {
+  server::revoke_token(tokens_file, name);
 }
 
 std::string server_fingerprint(const std::string& cert_file, const std::string& state_dir) {

@@ -6,6 +6,19 @@
 #include "pxfer/error.hpp"
 
 namespace pxfer::server {
+namespace {
+
+// The names of `of` that `in` lacks, comma-separated, or "none". Identity names are of a safe
+// alphabet (valid_identity_name), so they go into the log as they are.
+std::string names_missing(const std::optional<TokenStore>& of, const std::optional<TokenStore>& in) {
+  std::string out;
+  if (of)
+    for (const auto& name : of->names())
+      if (!in || !in->contains(name)) out += (out.empty() ? "" : ",") + name;
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
 
 AuthFiles AuthFiles::load(const std::string& tokens_file, const std::string& access_file) {
   AuthFiles files;
@@ -26,9 +39,12 @@ void reload_auth(AuthTables& tables, const AuthFileNames& started, const AuthFil
   const auto before = tables.get();
   const std::size_t old_count = before->tokens ? before->tokens->size() : 0;
   const std::size_t new_count = files.tokens ? files.tokens->size() : 0;
+  const std::string added = names_missing(files.tokens, before->tokens);
+  const std::string removed = names_missing(before->tokens, files.tokens);
   tables.set(std::move(files));
-  spdlog::info("reloaded: tokens {} ({} identities, {} before), access {}", next.tokens.empty() ? "-" : next.tokens,
-               new_count, old_count, next.access.empty() ? "- (every identity read-write)" : next.access);
+  spdlog::info("reloaded: tokens {} ({} identities, {} before; added: {}; removed: {}), access {}",
+               next.tokens.empty() ? "-" : next.tokens, new_count, old_count, added, removed,
+               next.access.empty() ? "- (every identity read-write)" : next.access);
 }
 
 }  // namespace pxfer::server

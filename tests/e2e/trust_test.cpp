@@ -193,11 +193,14 @@ TEST_F(Trust, TokenNamedAnonymousIsRefusedAtCreateAndAtLoad) {
   EXPECT_EQ(std::count(create.err().begin(), create.err().end(), '\n'), 1) << create.err();
   // A line written by hand (or by an older pxferd) is refused when the server starts.
   token_file("alice");
-  std::string line = read_text(tokens);
-  write_private(tokens, line + "anonymous" + line.substr(line.find(' ')));
+  const std::string text = read_text(tokens);  // `# created alice ...` and alice's entry
+  const std::string entry = text.substr(text.find("\nalice ") + 1);
+  write_private(tokens, text + "anonymous" + entry.substr(entry.find(' ')));
+  const auto line = std::count(text.begin(), text.end(), '\n') + 1;
   auto serve = ChildProcess::piped({binary_path("pxferd"), "--root", root, "--listen", "127.0.0.1:0", "--tokens", tokens});
   EXPECT_EQ(serve.wait(30s), exit_usage) << serve.err();
-  EXPECT_NE(serve.err().find("line 2: the name anonymous is reserved"), std::string::npos) << serve.err();
+  EXPECT_NE(serve.err().find("line " + std::to_string(line) + ": the name anonymous is reserved"), std::string::npos)
+      << serve.err();
 }
 
 TEST_F(Trust, PathWithANewlineCannotForgeALogLine) {

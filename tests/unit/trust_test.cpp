@@ -20,6 +20,7 @@
 #include "common/safe_path.hpp"
 #include "pxfer/secret_file.hpp"
 #include "server/auth.hpp"
+#include "server/token_admin.hpp"
 #include "test_support.hpp"
 
 namespace pxfer {
@@ -62,6 +63,13 @@ TEST(LogSafe, ControlCharactersBecomeVisibleEscapes) {
   EXPECT_EQ(log_safe(std::string("\x1b[2J\x7f\0", 6)), "\\x1b[2J\\x7f\\x00");
   EXPECT_FALSE(has_control_characters("abc"));
   EXPECT_TRUE(has_control_characters("a\nb"));
+}
+
+TEST(SecretFiles, OnlyRootOrTheUserItselfMayOwnThem) {
+  EXPECT_EQ(owner_problem(0, 998), "");
+  EXPECT_EQ(owner_problem(998, 998), "");
+  EXPECT_NE(owner_problem(1001, 998).find("owned by uid 1001"), std::string::npos);
+  EXPECT_EQ(owner_problem(0, 0), "");
 }
 
 TEST(SecretFiles, ModesAreCheckedLikeSshKeys) {

@@ -27,6 +27,9 @@ void add_serving(CLI::App& app, DaemonArgs& a) {
                  "remove partial files of interrupted puts (kept for resume) after this long unused")
       ->type_name("DURATION")->capture_default_str()->group(g_serve);
   app.add_flag("-v,--verbose", a.verbose, "log connection-level detail (debug)")->group(g_serve);
+  app.add_option("--log-file", a.log_file,
+                 "log to FILE instead of the journal or stderr; opened again on SIGUSR1 or SIGHUP (logrotate)")
+      ->type_name("FILE")->group(g_monitor);
   app.add_option("--metrics-listen", a.metrics_listen,
                  "serve Prometheus metrics at http://ADDR/metrics (a plain PORT means 127.0.0.1:PORT; no "
                  "authentication, so keep it on loopback or behind a firewall); default: off")
@@ -105,9 +108,17 @@ void add_subcommands(CLI::App& app, Commands& c) {
   c.token_create->add_option("NAME", c.token_name, "identity name (A-Z a-z 0-9 . _ @ -)")->type_name("")->required();
   c.token_create
       ->add_option("--tokens", c.tokens_file,
-                   "tokens file; a missing file is created 0640 (group pxferd when that group exists), "
-                   "missing directories 0750")
+                   "tokens file; a missing file is created 0600 (0640 with group pxferd in a directory of that "
+                   "group, as the package's /etc/pxferd), missing directories 0750; a symlink is refused")
       ->type_name("FILE")->required();
+  c.token_list = token->add_subcommand("list", "list the identities of a tokens file and when each was created (never a secret)");
+  c.token_list->add_option("--tokens", c.tokens_file, "tokens file")->type_name("FILE")->required();
+  c.token_revoke = token->add_subcommand("revoke", "remove an identity from a tokens file (a running pxferd forgets it on reload)");
+  c.token_revoke->add_option("NAME", c.token_name, "identity name")->type_name("")->required();
+  c.token_revoke->add_option("--tokens", c.tokens_file, "tokens file")->type_name("FILE")->required();
+  c.token_revoke->add_flag("--reload", c.reload_service, "then run `systemctl reload pxferd`");
+  c.token_revoke->add_option("--reload-pid", c.reload_pid, "then send SIGHUP to the pxferd of this process id")
+      ->type_name("PID");
   token->require_subcommand(1);
   c.fingerprint = app.add_subcommand(
       "fingerprint", "print the SHA-256 fingerprint of the server certificate (creating the self-signed one if needed)");
@@ -127,10 +138,11 @@ void define_cli(CLI::App& app, DaemonArgs& args, Commands& commands) {
   app.get_help_ptr()->group(g_config);
   commands.config = app.set_config("--config", "",
                                    "read options from this TOML file (`key = value`, keys are the long options "
-                                   "without --); options given on the command line win")
+                                   "without --; [[issuer]] tables); options given on the command line win")
                         ->type_name("FILE")
                         ->group(g_config);
   app.allow_config_extras(CLI::config_extras_mode::error);  // a misspelt key is an error, not ignored
+  commands.config_file = use_toml_config(app);
   app.add_flag("--print-config", commands.print_config,
                "print the options in force as a config file, each with where it came from, and exit")
       ->group(g_config)->configurable(false);
@@ -144,12 +156,13 @@ void define_cli(CLI::App& app, DaemonArgs& args, Commands& commands) {
   app.footer(
       "Examples:\n"
       "  pxferd token create alice --tokens /etc/pxferd/tokens\n"
+      "  pxferd token revoke alice --tokens /etc/pxferd/tokens --reload\n"
       "  pxferd --root /srv/pxfer --listen 0.0.0.0:7521 --tokens /etc/pxferd/tokens\n"
       "  pxferd --config /etc/pxferd/pxferd.toml --check-config\n"
       "  systemctl reload pxferd      # SIGHUP: re-read the tokens and access files\n"
       "Types: DURATION 30s, 5m, 12h, 7d; SIZE bytes, K/M/G/T = KiB/MiB/GiB/TiB (1024-based), kB/MB/GB/TB (1000-based). Signals: SIGTERM/SIGINT drain "
       "(new transfers refused, running ones finish within --drain-timeout, then the rest are aborted with partial "
-      "puts kept for resume; a second signal aborts at once); SIGHUP reloads. Docs: "
+      "puts kept for resume; a second signal aborts at once); SIGHUP reloads; SIGUSR1 reopens --log-file. Docs: "
       "/usr/share/doc/pxfer, man pxferd.");
 }
 
@@ -159,6 +172,7 @@ std::string parse_error_line(const CLI::ParseError& e, const CLI::App& app, cons
   const CLI::Option* config = app.get_config_ptr();
   const std::string file = config && config->count() > 0 ? config->as<std::string>() : "";
   std::string what = e.what();
+  if (dynamic_cast<const CLI::ConfigError*>(&e) && what.rfind(file + ":", 0) == 0) return what;  // TomlConfig's
   const std::string extra = "INI was not able to parse ";
   if (what.rfind(extra, 0) == 0)
     return file + ": '" + what.substr(extra.size()) +

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "pxfer/server.hpp"
+#include "toml_config.hpp"
 
 namespace pxfer::pxferd {
 
@@ -31,15 +32,21 @@ struct DaemonArgs {
   bool no_stored_checksums = false;  // ServerOptions::stored_checksums, the other way round
   std::string metrics_listen;  // "" = off; PORT = 127.0.0.1:PORT
   std::string tpc_grant_lifetime = "60s";
+  std::string log_file;  // "" = the journal or stderr
 };
 
 // The subcommands and the flags that are not server options.
 struct Commands {
   CLI::App* token_create = nullptr;
+  CLI::App* token_list = nullptr;
+  CLI::App* token_revoke = nullptr;
   std::string token_name, tokens_file;
+  bool reload_service = false;  // token revoke --reload: systemctl reload pxferd
+  int reload_pid = 0;           // token revoke --reload-pid PID: kill -HUP PID
   CLI::App* fingerprint = nullptr;
   std::string fp_cert, fp_state;
   CLI::Option* config = nullptr;  // --config FILE
+  std::shared_ptr<TomlConfig> config_file;  // its reader: positions and [[issuer]] tables
   bool print_config = false, check_config = false;
 };
 

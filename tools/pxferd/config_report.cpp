@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "toml_config.hpp"
+
 namespace pxfer::pxferd {
 
 bool on_command_line(const CLI::Option& opt, const std::vector<std::string>& argv) {
@@ -22,7 +24,8 @@ std::string with_origin(const std::string& message, const CLI::App& app, const s
   auto end = message.find_first_of(" =:", start);
   const CLI::Option* opt = app.get_option_no_throw(message.substr(start, end - start));
   if (!opt || opt->count() == 0 || on_command_line(*opt, argv)) return message;
-  return message + " (set in " + config->as<std::string>() + ")";
+  const std::string where = config_position(app, opt->get_lnames().front());
+  return (where.empty() ? config->as<std::string>() : where) + ": " + message;
 }
 
 namespace {

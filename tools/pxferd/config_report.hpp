@@ -15,8 +15,8 @@ struct OptionValue {
 
 // Whether argv names `opt` (--name, --name=VALUE or -n).
 bool on_command_line(const CLI::Option& opt, const std::vector<std::string>& argv);
-// `message` (an error about an option) followed by " (set in FILE)" when that option's value came
-// from the --config file rather than the command line.
+// `message` (an error about an option) after "FILE:LINE:COL: " when that option's value came from
+// the --config file rather than the command line.
 std::string with_origin(const std::string& message, const CLI::App& app, const std::vector<std::string>& argv);
 // After parsing: the server options of `app` (subcommands, --help, --config and the like left
 // out). `argv` is what was parsed: an option named there came from the command line.

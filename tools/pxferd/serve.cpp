@@ -72,7 +72,11 @@ int serve(ServerOptions options, const std::string& port_file, const std::string
         spdlog::info("signal {} received: stopping", signo);
         server.drain();  // the second signal, or --drain-timeout 0, aborts at once
       },
-      [&reloader] { reloader.reload(); });
+      [&reloader] {
+        reopen_log_file();  // logrotate's postrotate may send either signal
+        reloader.reload();
+      },
+      [] { reopen_log_file(); });
   notify("READY=1\nSTATUS=serving on " + server.listen_address());
   server.run();
   notify("STOPPING=1");

@@ -8,6 +8,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+
+#include "log_file.hpp"
 
 namespace pxfer::pxferd {
 
@@ -21,8 +24,16 @@ bool stderr_is_journal() {
          static_cast<unsigned long long>(st.st_ino) == ino;
 }
 
-void set_up_logging(bool verbose) {
-  if (stderr_is_journal()) {
+namespace {
+std::shared_ptr<ReopenableFileSink> g_log_file;  // --log-file's sink, for reopen_log_file()
+}  // namespace
+
+void set_up_logging(bool verbose, const std::string& log_file) {
+  if (!log_file.empty()) {
+    g_log_file = std::make_shared<ReopenableFileSink>(log_file);
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("pxferd", g_log_file));
+    spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %l %v");
+  } else if (stderr_is_journal()) {
     // The journal stamps time, host and PID itself; the message is the bare line.
     spdlog::set_default_logger(spdlog::systemd_logger_mt("pxferd", "pxferd"));
   } else {
@@ -30,6 +41,14 @@ void set_up_logging(bool verbose) {
     spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %^%l%$ %v");
   }
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
+}
+
+void reopen_log_file() {
+  if (!g_log_file) return;
+  if (std::string why = g_log_file->reopen(); !why.empty())
+    spdlog::error("--log-file: cannot open it again, logging on into the old file: {}", why);
+  else
+    spdlog::info("log file reopened");
 }
 
 void notify(const std::string& state) { ::sd_notify(0, state.c_str()); }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <optional>
 
 #include "pxfer/error.hpp"
@@ -13,12 +14,20 @@
 namespace pxfer::pxferd {
 namespace {
 
+// The group the packaged service reads its tokens file through: pxferd, or $PXFERD_SERVICE_GROUP
+// (a site whose service runs under another group).
+std::string service_group_name() {
+  const char* env = std::getenv("PXFERD_SERVICE_GROUP");
+  return env && *env ? env : "pxferd";
+}
+
 std::optional<gid_t> service_group() {
-  if (const group* g = ::getgrnam("pxferd")) return g->gr_gid;
+  if (const group* g = ::getgrnam(service_group_name().c_str())) return g->gr_gid;
   return std::nullopt;
 }
 
-// Like mkdir -p, but every directory it creates gets mode 0750 and the service group.
+// Like mkdir -p, but every directory it creates gets mode 0750, and the service group when root
+// creates it (a fresh /etc/pxferd); anyone else's directories keep their own group.
 void make_parents(const std::string& file, std::optional<gid_t> gid) {
   auto slash = file.rfind('/');
   if (slash == std::string::npos || slash == 0) return;
@@ -33,23 +42,35 @@ void make_parents(const std::string& file, std::optional<gid_t> gid) {
     throw Error(errc_from_errno(errno), "cannot create directory " + dir + " for the tokens file: " + errno_text(errno) +
                                             " (run as root, or give another --tokens path)");
   ::chmod(dir.c_str(), 0750);  // whatever the umask
-  if (gid && ::chown(dir.c_str(), static_cast<uid_t>(-1), *gid) != 0)
-    throw Error(errc_from_errno(errno), "cannot give " + dir + " the group pxferd: " + errno_text(errno));
+  if (gid && ::geteuid() == 0 && ::chown(dir.c_str(), static_cast<uid_t>(-1), *gid) != 0)
+    throw Error(errc_from_errno(errno), "cannot give " + dir + " the group " + service_group_name() + ": " + errno_text(errno));
+}
+
+// A new tokens file gets the service group (and 0640) only where the service is meant to read it:
+// in a directory of that group, as the package's /etc/pxferd is. Anywhere else it stays 0600.
+bool group_wanted(const std::string& file, std::optional<gid_t> gid) {
+  if (!gid) return false;
+  auto slash = file.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : file.substr(0, slash);
+  struct stat st {};
+  return ::stat(dir.c_str(), &st) == 0 && st.st_gid == *gid;
 }
 
 }  // namespace
 
-std::string create_token_safely(const std::string& tokens_file, const std::string& name) {
+CreatedToken create_token_safely(const std::string& tokens_file, const std::string& name) {
   const auto gid = service_group();
   make_parents(tokens_file, gid);
-  const bool existed = ::access(tokens_file.c_str(), F_OK) == 0;
-  std::string token = create_client_token(tokens_file, name);
-  if (!existed && gid) {
-    if (::chown(tokens_file.c_str(), static_cast<uid_t>(-1), *gid) != 0 || ::chmod(tokens_file.c_str(), 0640) != 0)
-      throw Error(errc_from_errno(errno), "identity added, but " + tokens_file + " could not be given group pxferd and "
-                                              "mode 0640: " + errno_text(errno) + " (fix with chgrp/chmod)");
-  }
-  return token;
+  const bool wanted = group_wanted(tokens_file, gid);
+  CreatedToken out;
+  // On the new file's descriptor, never its name: nothing here follows a symlink. The token is
+  // written by then, so a failure is a warning, not an error.
+  out.token = create_client_token(tokens_file, name, [&](int fd) {
+    if (wanted && (::fchown(fd, static_cast<uid_t>(-1), *gid) != 0 || ::fchmod(fd, 0640) != 0))
+      out.warning = tokens_file + " could not be given group " + service_group_name() + " and mode 0640: " +
+                    errno_text(errno) + " (the service may not read it; fix with chgrp/chmod)";
+  });
+  return out;
 }
 
 }  // namespace pxfer::pxferd

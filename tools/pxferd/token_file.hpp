@@ -3,10 +3,15 @@
 
 namespace pxfer::pxferd {
 
+struct CreatedToken {
+  std::string token;    // printed once by the caller
+  std::string warning;  // "" or what went wrong after the token was written (the file's group)
+};
+
 // `pxferd token create NAME --tokens FILE` on a fresh machine: missing directories of FILE are
-// created 0750 and a new FILE ends up 0640, both with group pxferd when that group exists (the
-// service reads the file, root writes it); without the group the file stays 0600. An existing
-// FILE keeps its owner and mode. Returns the new token (printed once by the caller).
-std::string create_token_safely(const std::string& tokens_file, const std::string& name);
+// created 0750 (group pxferd when root creates them and that group exists); a new FILE is 0600,
+// or 0640 with group pxferd when its directory has that group (the package's /etc/pxferd). An
+// existing FILE keeps its owner and mode; a symlink at FILE is refused.
+CreatedToken create_token_safely(const std::string& tokens_file, const std::string& name);
 
 }  // namespace pxfer::pxferd
