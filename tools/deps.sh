@@ -16,6 +16,8 @@ packages=(
   chromium fonts-dejavu-core  # the e2e test that renders a `pxfer report` page (headless screenshot)
   libgfal2-dev gfal2 gfal2-plugin-file gfal2-util-scripts python3-gfal2-util  # the gfal2 plugin and its tests (gfal-copy & co.)
   ccache  # the build's compiler launcher (tools/build.sh, the guide's cmake line)
+  libjwt-dev libtomlplusplus-dev python3-jwt  # pxferd --token-issuers: JWT signatures, the issuers file; tests sign tokens
+  voms-dev voms-clients python3-cryptography  # pxferd --x509: VOMS ACs (libvomsapi); tests/grid/make_credentials.py (voms-proxy-fake)
 )
 
 missing=()

@@ -41,6 +41,20 @@ void add_auth(CLI::App& app, ServerOptions& o) {
       ->type_name("FILE")->group(g_auth);
   app.add_option("--client-ca", o.client_ca_file, "accept client certificates signed by this CA; the identity is their CN")
       ->type_name("FILE")->group(g_auth);
+  app.add_flag("--x509", o.x509,
+               "accept grid X.509 client certificates and RFC 3820 proxies verified against --x509-ca-dir; the "
+               "identity is the user certificate's DN (/DC=.../CN=...), never a proxy's (docs/grid.md)")
+      ->group(g_auth);
+  app.add_option("--x509-ca-dir", o.x509_ca_dir,
+                 "grid CA directory: hashed CA files (HASH.0) and CRLs (HASH.r0, checked where present); re-read on SIGHUP")
+      ->type_name("DIR")->capture_default_str()->group(g_auth);
+  app.add_option("--voms-dir", o.voms_dir,
+                 "with --x509: VOMS servers trusted per VO (VO/HOST.lsc); a proxy's AC that does not verify is refused")
+      ->type_name("DIR")->capture_default_str()->group(g_auth);
+  app.add_option("--token-issuers", o.token_issuers_file,
+                 "accept WLCG/SciTokens JWT bearer tokens from the issuers in this TOML file ([[issuer]] url, "
+                 "base_path, key_file; audience); their storage.* scopes are their rights (docs/grid.md)")
+      ->type_name("FILE")->group(g_auth);
   app.add_flag("--anonymous-read", o.anonymous_read, "clients without credentials may read (not write)")->group(g_auth);
   app.add_flag("--insecure-no-auth", o.insecure_no_auth,
                "no authentication, anonymous read-write: loopback addresses only (tests, demos)")
