@@ -16,5 +16,9 @@ std::string server_fingerprint(const std::string& cert_file, const std::string& 
 // root, no authentication, --insecure-no-auth off loopback, a missing or malformed tokens or access
 // file, an unreadable certificate, key or CA file), without binding or creating anything.
 void check_server_options(const ServerOptions& options);
+// pxferd check-credential: the identity and rights a proxy/certificate (PEM) or WLCG token (JWT)
+// in `text` would get from a server with these options, as lines to print, and why; throws the
+// Error (permission) a connection presenting it would get.
+std::string check_credential(const ServerOptions& options, const std::string& text);
 
 }  // namespace pxfer

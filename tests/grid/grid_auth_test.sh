@@ -130,5 +130,19 @@ for key in "x509 = true" "x509-ca-dir = \"$c/certificates\"" "voms-dir = \"$c/vo
   grep -qF -- "$key" "$work/config" || fail "print-config does not show '$key': $(cat "$work/config")"
 done
 
+# ---- operator tooling: pxferd check-credential says what a proxy or token would get, and why ----
+check() { "$bin/pxferd" --x509 --x509-ca-dir "$c/certificates" --voms-dir "$c/vomsdir" \
+  --token-issuers "$c/token-issuers.toml" --access "$work/access" check-credential "$@"; }
+check "$c/voms-proxy.pem" > "$work/check" 2>&1 || fail "check-credential voms-proxy: exit $? ($(cat "$work/check"))"
+for want in "identity: $vera (/testvo/Role=production)" "fqan: /testvo/analysis" "/vo read write" "/pub read"; do
+  grep -qF -- "$want" "$work/check" || fail "check-credential voms-proxy does not say '$want': $(cat "$work/check")"
+done
+check - < "$c/tok-rw.jwt" > "$work/check" 2>&1 || fail "check-credential token: exit $? ($(cat "$work/check"))"
+for want in "identity: token:user-1234@https://issuer.pxfer-test.org/" "/tokens/in read write" "/tokens read"; do
+  grep -qF -- "$want" "$work/check" || fail "check-credential token does not say '$want': $(cat "$work/check")"
+done
+refused check-revoked "certificate revoked" check "$c/revoked-proxy.pem"
+refused check-expired-token "it expired" check "$c/tok-expired.jwt"
+
 if [ $failures -ne 0 ]; then echo "--- server log"; tail -30 "$work/server.log"; exit 1; fi
 echo "grid_auth_test: all passed"

@@ -128,6 +128,12 @@ void add_subcommands(CLI::App& app, Commands& c) {
   c.fingerprint->add_option("--cert", c.fp_cert, "certificate file (default: the self-signed one in --state-dir)")
       ->type_name("FILE");
   c.fingerprint->add_option("--state-dir", c.fp_state, "state directory")->type_name("DIR");
+  c.check_credential = app.add_subcommand(
+      "check-credential",
+      "say what identity and rights a grid proxy/certificate (PEM) or WLCG token (JWT) would get from this "
+      "configuration, and why (exit 4 when it would be refused): pxferd --config FILE check-credential FILE|-");
+  c.check_credential->add_option("FILE", c.credential_file, "the proxy, certificate or token; - reads stdin")
+      ->type_name("")->required();
   app.require_subcommand(0, 1);
 }
 

@@ -39,6 +39,8 @@ struct Commands {
   std::string token_name, tokens_file;
   CLI::App* fingerprint = nullptr;
   std::string fp_cert, fp_state;
+  CLI::App* check_credential = nullptr;
+  std::string credential_file;  // "-" = stdin
   CLI::Option* config = nullptr;  // --config FILE
   bool print_config = false, check_config = false;
 };
