@@ -109,6 +109,11 @@ ClientSecurity to_security(const SecurityArgs& a) {
   // /tmp/x509up_u$UID). Never beside a token: a server that asks for certificates would judge
   // the proxy first.
   if (s.cert_file.empty() && s.token.empty()) s.cert_file = s.key_file = cli::find_proxy();
+  // A grid credential talks to a grid server: its host certificate is checked against
+  // X509_CERT_DIR (with the host name), as gsiftp and davs clients do, unless --ca or a pin says how.
+  if (const char* dir = std::getenv("X509_CERT_DIR"); dir && *dir && !s.cert_file.empty() && s.ca_file.empty() &&
+      s.fingerprint.empty())
+    s.ca_file = dir;
   return s;
 }
 

@@ -17,6 +17,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <vector>
 
@@ -292,7 +293,10 @@ TlsContextPtr make_client_tls(const ClientTlsConfig& config) {
   auto t = std::make_shared<TlsContext>(ssl::context::tls_client);
   tls13_only(t->ctx);
   if (!config.ca_file.empty()) {
-    if (SSL_CTX_load_verify_locations(t->ctx.native_handle(), config.ca_file.c_str(), nullptr) != 1)
+    // A directory is a hashed CA directory (grid sites: X509_CERT_DIR, /etc/grid-security/certificates).
+    const bool dir = std::filesystem::is_directory(config.ca_file);
+    if (SSL_CTX_load_verify_locations(t->ctx.native_handle(), dir ? nullptr : config.ca_file.c_str(),
+                                      dir ? config.ca_file.c_str() : nullptr) != 1)
       throw Error(Errc::usage, "cannot use --ca " + config.ca_file + ": " + openssl_reason());
     SSL_CTX_set_verify(t->ctx.native_handle(), SSL_VERIFY_PEER, nullptr);
     t->verify_chain = true;

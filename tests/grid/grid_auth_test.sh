@@ -78,6 +78,9 @@ refused proxy-read-other "may not read" px get "$(url other/secret.txt)" "$L/s.t
 ok proxy-of-proxy-put px put "$L/a.bin" "$(url jane/b.bin)" $(cred proxy2)
 accounting_has jane/b.bin "$jane"
 X509_USER_PROXY=$c/proxy2.pem ok proxy-from-x509-user-proxy px get "$(url jane/b.bin)" "$L/b.bin"
+# No pin: a grid credential checks the host certificate against X509_CERT_DIR and the host name.
+X509_CERT_DIR=$c/certificates ok x509-cert-dir "$bin/pxfer" get "pxfer://localhost:$(cat "$work/port")/pub/readme.txt" "$L/r8.txt" $(cred proxy)
+X509_CERT_DIR=$c/vomsdir refused x509-cert-dir-without-the-ca "does not verify" "$bin/pxfer" get "$(url pub/readme.txt)" "$L/r3.txt" $(cred proxy)
 ok end-entity-get px get "$(url pub/readme.txt)" "$L/r1.txt" $(cred user)
 refused dn-without-lines "has no access" px get "$(url pub/readme.txt)" "$L/r2.txt" $(cred joe)
 refused expired-proxy "certificate has expired" px get "$(url pub/readme.txt)" "$L/r3.txt" $(cred expired-proxy)
