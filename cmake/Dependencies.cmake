@@ -12,6 +12,12 @@ find_package(tomlplusplus 3 REQUIRED)
 # pxferd under systemd: sd_notify (Type=notify) and the journal (libsystemd-dev, no CMake config).
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)
+# pxferd --x509: the VOMS attribute certificates of grid proxies (voms-dev, libvomsapi).
+pkg_check_modules(VOMS REQUIRED IMPORTED_TARGET voms-2.0)
+# pxferd --token-issuers: JWT signatures (libjwt-dev); the issuers file is TOML, read with the
+# header-only toml++ (libtomlplusplus-dev: only its header, so no compile flags reach other files).
+pkg_check_modules(JWT REQUIRED IMPORTED_TARGET libjwt)
+find_path(TOMLPP_INCLUDE_DIR toml++/toml.h REQUIRED)
 
 # ISA-L ships no CMake config; it gives a SIMD adler32 several times faster than zlib's.
 find_path(ISAL_INCLUDE_DIR isa-l.h REQUIRED)

@@ -18,6 +18,8 @@ packages=(
   ccache  # the build's compiler launcher (tools/build.sh, the guide's cmake line)
   libtomlplusplus-dev  # pxferd --config: real TOML with FILE:LINE:COL errors
   lintian devscripts  # tests/package: lintian on the .deb, hardening-check on its binaries
+  libjwt-dev python3-jwt  # pxferd --token-issuers: JWT signatures, the issuers file; tests sign tokens
+  voms-dev voms-clients python3-cryptography  # pxferd --x509: VOMS ACs (libvomsapi); tests/grid/make_credentials.py (voms-proxy-fake)
 )
 
 missing=()

@@ -16,6 +16,7 @@
 #include "namespace_command.hpp"
 #include "process_memory.hpp"
 #include "report_command.hpp"
+#include "token_discovery.hpp"
 #include "client_help.hpp"
 #include "command_line.hpp"
 #include "pxfer/client.hpp"
@@ -73,16 +74,9 @@ void add_security(CLI::App& cmd, SecurityArgs& a) {
   cmd.add_option("--key", a.key, "private key of --cert (PEM)");
 }
 
-// A token from a file or the environment; its value never appears in a message.
+// A token from a file or the environment (token_discovery.hpp); its value never appears in a message.
 std::string read_token(const SecurityArgs& a) {
-  std::string raw, origin;
-  if (!a.token_file.empty()) {
-    raw = read_protected_file(a.token_file, "--token-file", FileSecrecy::private_secret);
-    origin = "--token-file " + a.token_file;
-  } else if (const char* env = std::getenv("PXFER_TOKEN")) {
-    raw = env;
-    origin = "PXFER_TOKEN";
-  }
+  auto [raw, origin] = cli::find_token(a.token_file);
   auto first = raw.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) {
     if (!origin.empty()) throw Error(Errc::usage, origin + " holds no token");
@@ -90,10 +84,11 @@ std::string read_token(const SecurityArgs& a) {
   }
   auto last = raw.find_last_not_of(" \t\r\n");
   std::string token = raw.substr(first, last - first + 1);
-  bool printable = token.size() <= 256;
+  bool printable = token.size() <= 8192;  // wire::max_auth_token: a pxfer token or a WLCG JWT
   for (char c : token)
     if (c <= ' ' || c > '~') printable = false;
-  if (!printable) throw Error(Errc::usage, origin + ": not a token (expected the single line `pxferd token create` printed)");
+  if (!printable)
+    throw Error(Errc::usage, origin + ": not a token (expected one line: what `pxferd token create` printed, or a JWT)");
   return token;
 }
 
@@ -110,6 +105,15 @@ ClientSecurity to_security(const SecurityArgs& a) {
   }
   if (a.cert.empty() != a.key.empty()) throw Error(Errc::usage, "--cert and --key go together");
   s.token = read_token(a);
+  // No certificate and no token: a grid proxy where grid tools keep it (X509_USER_PROXY, then
+  // /tmp/x509up_u$UID). Never beside a token: a server that asks for certificates would judge
+  // the proxy first.
+  if (s.cert_file.empty() && s.token.empty()) s.cert_file = s.key_file = cli::find_proxy();
+  // A grid credential talks to a grid server: its host certificate is checked against
+  // X509_CERT_DIR (with the host name), as gsiftp and davs clients do, unless --ca or a pin says how.
+  if (const char* dir = std::getenv("X509_CERT_DIR"); dir && *dir && !s.cert_file.empty() && s.ca_file.empty() &&
+      s.fingerprint.empty())
+    s.ca_file = dir;
   return s;
 }
 

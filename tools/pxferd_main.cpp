@@ -2,6 +2,9 @@
 // Subcommands: `pxferd token create|list|revoke ... --tokens FILE`, `pxferd fingerprint`. Options come from
 // the command line and an optional --config TOML file (tools/pxferd/cli.cpp); running it is
 // tools/pxferd/serve.cpp.
+#include <fstream>
+#include <iostream>
+#include <sstream>
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
@@ -74,6 +77,18 @@ int main(int argc, char** argv) {
       return run_token_command(commands);
     if (commands.fingerprint->parsed()) {
       std::fprintf(stdout, "%s\n", server_fingerprint(commands.fp_cert, commands.fp_state).c_str());
+      return 0;
+    }
+    if (commands.check_credential->parsed()) {
+      std::ostringstream text;
+      if (commands.credential_file == "-") {
+        text << std::cin.rdbuf();
+      } else {
+        std::ifstream in(commands.credential_file);
+        if (!in) throw Error(Errc::not_found, "check-credential: cannot read " + commands.credential_file);
+        text << in.rdbuf();
+      }
+      std::fputs(check_credential(args.options, text.str()).c_str(), stdout);
       return 0;
     }
     if (commands.print_config) {

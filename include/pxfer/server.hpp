@@ -41,9 +41,19 @@ struct ServerOptions {
   std::string tokens_file;          // client tokens (pxferd token create)
   std::string client_ca_file;       // mutual TLS: client certificates signed by this CA
   std::string access_file;          // identity -> export subpaths, ro/rw; "" = every identity rw
+  // Grid X.509 (docs/grid.md): client certificates and RFC 3820 proxies verified against the hashed
+  // CA directory (CRLs honoured where present); the identity is the end-entity DN, "/DC=.../CN=...".
+  bool x509 = false;
+  std::string x509_ca_dir = "/etc/grid-security/certificates";
+  // VOMS attribute certificates in those proxies, checked against VO/HOST.lsc files here; the
+  // identity gains the VO and its FQANs (access lines `fqan:/vo/group[/Role=R]`).
+  std::string voms_dir = "/etc/grid-security/vomsdir";
+  // WLCG / SciTokens JWTs sent where a pxfer token goes, from the issuers this TOML file lists
+  // (src/server/token_issuers.hpp); "" = JWTs are not accepted.
+  std::string token_issuers_file;
   bool anonymous_read = false;      // clients without credentials may read
   // No authentication at all, anonymous read-write: refused unless the listen address is loopback.
-  // Without any of tokens_file, client_ca_file, anonymous_read or this, the server refuses to start.
+  // Without any of tokens_file, client_ca_file, x509, token_issuers_file, anonymous_read or this, the server refuses to start.
   bool insecure_no_auth = false;
   unsigned max_streams_per_client = 0;            // data streams one client address may hold; 0 = no limit
   unsigned max_clients = 0;                       // client addresses with transfers running or waiting; 0 = no limit

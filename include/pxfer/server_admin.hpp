@@ -34,4 +34,9 @@ void check_server_options(const ServerOptions& options);
 // server does) and closes it. Throws Error naming `option` ("--listen") and what to do.
 void check_bindable(const Endpoint& at, const std::string& option);
 
+// pxferd check-credential: the identity and rights a proxy/certificate (PEM) or WLCG token (JWT)
+// in `text` would get from a server with these options, as lines to print, and why; throws the
+// Error (permission) a connection presenting it would get.
+std::string check_credential(const ServerOptions& options, const std::string& text);
+
 }  // namespace pxfer

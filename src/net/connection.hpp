@@ -42,6 +42,11 @@ struct TlsInfo {
   std::string peer_cn;           // subject CN of the peer's certificate
   bool peer_verified = false;    // the peer's chain verified against the configured CA
   std::string verify_error;      // why not, when a certificate was sent but did not verify
+  // Grid X.509 only (ServerTlsConfig::x509_ca_dir): the end-entity DN of a verified chain, how many
+  // proxies sat above it, and the chain as the peer sent it (PEM, leaf first) for its VOMS attributes.
+  std::string peer_dn;
+  unsigned peer_proxies = 0;
+  std::string peer_chain_pem;
 };
 
 class Connection : public std::enable_shared_from_this<Connection> {

@@ -17,8 +17,11 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
+#include <memory>
 #include <vector>
 
+#include "grid_x509.hpp"
 #include "pxfer/error.hpp"
 #include "race.hpp"
 #include "tls_engine.hpp"
@@ -31,7 +34,8 @@ class TlsContext {
  public:
   explicit TlsContext(ssl::context::method method) : ctx(method) {}
   ssl::context ctx;
-  bool verify_chain = false;  // client: --ca given; server: --client-ca given
+  bool verify_chain = false;  // client: --ca given; server: --client-ca or --x509-ca-dir given
+  bool grid = false;          // server: --x509-ca-dir (proxies allowed, CRLs, the DN names the user)
 };
 
 namespace {
@@ -87,8 +91,39 @@ void load(ssl::context& ctx, const std::string& cert, const std::string& key, co
     throw Error(Errc::usage, std::string(what) + " key " + key + " does not match the certificate " + cert);
 }
 
-// The server records a client certificate's verification result instead of failing the handshake.
-int accept_any(int, X509_STORE_CTX*) { return 1; }
+// Where a server-side TLS connection wants the verdict on its client's chain (SSL ex_data).
+int verdict_slot() {
+  static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  return index;
+}
+
+// Replaces OpenSSL's chain check on the server: the client's certificate is judged (grid rules
+// with --x509-ca-dir, plain X509_verify_cert with --client-ca) and the verdict stored for AUTH,
+// whose ERROR frame then says why; the handshake itself always goes on.
+int judge_client_chain(X509_STORE_CTX* ctx, void* grid) {
+  auto* ssl = static_cast<SSL*>(X509_STORE_CTX_get_ex_data(ctx, SSL_get_ex_data_X509_STORE_CTX_idx()));
+  auto* out = ssl ? static_cast<ChainVerdict*>(SSL_get_ex_data(ssl, verdict_slot())) : nullptr;
+  ChainVerdict v;
+  if (grid) {
+    v = verify_grid_chain(ctx);
+  } else if (X509_verify_cert(ctx) == 1) {
+    v.verified = true;
+  } else {
+    v.error = X509_verify_cert_error_string(X509_STORE_CTX_get_error(ctx));
+  }
+  if (out) *out = std::move(v);
+  return 1;
+}
+
+std::string chain_pem(SSL* s, X509* leaf) {
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new(BIO_s_mem()), BIO_free);
+  PEM_write_bio_X509(bio.get(), leaf);
+  STACK_OF(X509)* rest = SSL_get_peer_cert_chain(s);  // on a server: without the leaf
+  for (int i = 0; rest && i < sk_X509_num(rest); ++i) PEM_write_bio_X509(bio.get(), sk_X509_value(rest, i));
+  char* data = nullptr;
+  long n = BIO_get_mem_data(bio.get(), &data);
+  return std::string(data, static_cast<std::size_t>(n));
+}
 
 bool is_ip_address(const std::string& host) {
   boost::system::error_code ec;
@@ -105,6 +140,7 @@ class TlsConnection final : public Connection {
     auto ep = engine_.socket().remote_endpoint(ec);
     peer_ = ec ? "unknown peer" : endpoint_text(ep);
     engine_.socket().set_option(tcp::no_delay(true), ec);
+    SSL_set_ex_data(engine_.native(), verdict_slot(), &verdict_);
   }
 
   awaitable<void> handshake(bool server, const std::string& host, const std::string& authority) {
@@ -133,9 +169,19 @@ class TlsConnection final : public Connection {
     if (X509* cert = SSL_get1_peer_certificate(s)) {
       info_.peer_fingerprint = fingerprint_of(cert);
       info_.peer_cn = common_name(cert);
-      long verify = SSL_get_verify_result(s);
-      info_.peer_verified = context_->verify_chain && verify == X509_V_OK;
-      if (context_->verify_chain && verify != X509_V_OK) info_.verify_error = X509_verify_cert_error_string(verify);
+      if (server) {
+        info_.peer_verified = context_->verify_chain && verdict_.verified;
+        if (context_->verify_chain && !verdict_.verified) info_.verify_error = verdict_.error;
+        if (context_->grid) {
+          info_.peer_dn = verdict_.dn;
+          info_.peer_proxies = verdict_.proxies;
+          info_.peer_chain_pem = chain_pem(s, cert);
+        }
+      } else {
+        long verify = SSL_get_verify_result(s);
+        info_.peer_verified = context_->verify_chain && verify == X509_V_OK;
+        if (context_->verify_chain && verify != X509_V_OK) info_.verify_error = X509_verify_cert_error_string(verify);
+      }
       X509_free(cert);
     }
   }
@@ -205,6 +251,7 @@ class TlsConnection final : public Connection {
   TlsContextPtr context_;
   TlsEngine engine_;
   TlsInfo info_;
+  ChainVerdict verdict_;  // the server's judgement of the client's chain, filled during the handshake
 };
 
 // Closes the socket when the deadline passes, so a handshake stalled by a silent peer ends.
@@ -227,8 +274,17 @@ TlsContextPtr make_server_tls(const ServerTlsConfig& config) {
       throw Error(Errc::usage, "cannot use --client-ca " + config.client_ca_file + ": " + openssl_reason());
     if (STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(config.client_ca_file.c_str()))
       SSL_CTX_set_client_CA_list(t->ctx.native_handle(), names);
-    SSL_CTX_set_verify(t->ctx.native_handle(), SSL_VERIFY_PEER, accept_any);
     t->verify_chain = true;
+  }
+  if (!config.x509_ca_dir.empty()) {
+    add_grid_ca_dir(SSL_CTX_get_cert_store(t->ctx.native_handle()), config.x509_ca_dir);
+    t->verify_chain = t->grid = true;
+  }
+  if (t->verify_chain) {
+    // Asks for a certificate (optional: token users send none); judge_client_chain checks it.
+    SSL_CTX_set_verify(t->ctx.native_handle(), SSL_VERIFY_PEER, nullptr);
+    static int grid_tag = 1;
+    SSL_CTX_set_cert_verify_callback(t->ctx.native_handle(), judge_client_chain, t->grid ? &grid_tag : nullptr);
   }
   return t;
 }
@@ -237,7 +293,10 @@ TlsContextPtr make_client_tls(const ClientTlsConfig& config) {
   auto t = std::make_shared<TlsContext>(ssl::context::tls_client);
   tls13_only(t->ctx);
   if (!config.ca_file.empty()) {
-    if (SSL_CTX_load_verify_locations(t->ctx.native_handle(), config.ca_file.c_str(), nullptr) != 1)
+    // A directory is a hashed CA directory (grid sites: X509_CERT_DIR, /etc/grid-security/certificates).
+    const bool dir = std::filesystem::is_directory(config.ca_file);
+    if (SSL_CTX_load_verify_locations(t->ctx.native_handle(), dir ? nullptr : config.ca_file.c_str(),
+                                      dir ? config.ca_file.c_str() : nullptr) != 1)
       throw Error(Errc::usage, "cannot use --ca " + config.ca_file + ": " + openssl_reason());
     SSL_CTX_set_verify(t->ctx.native_handle(), SSL_VERIFY_PEER, nullptr);
     t->verify_chain = true;

@@ -20,7 +20,10 @@ using TlsContextPtr = std::shared_ptr<TlsContext>;
 struct ServerTlsConfig {
   std::string cert_file;       // PEM chain
   std::string key_file;        // PEM private key
-  std::string client_ca_file;  // "" = client certificates are not requested
+  std::string client_ca_file;  // "" = client certificates are not requested (unless x509_ca_dir)
+  // Grid X.509 (grid_x509.hpp): client certificates and RFC 3820 proxies verified against this
+  // hashed CA directory, CRLs where present; the identity is the end-entity DN. "" = off.
+  std::string x509_ca_dir;
 };
 // Throws Error(usage/permission) naming the file that cannot be used.
 TlsContextPtr make_server_tls(const ServerTlsConfig& config);

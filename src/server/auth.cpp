@@ -15,6 +15,7 @@
 
 #include "pxfer/error.hpp"
 #include "pxfer/secret_file.hpp"
+#include "voms_attributes.hpp"
 
 namespace pxfer::server {
 namespace {
@@ -60,13 +61,26 @@ std::string random_bytes(std::size_t n) {
   return out;
 }
 
-// Splits a line into whitespace-separated words.
-std::vector<std::string> words(const std::string& line) {
+// Splits a line into whitespace-separated words; a word in double quotes may hold spaces (a grid
+// DN such as "/DC=org/DC=example/CN=Jane Doe"). nullopt when a quote is not closed.
+std::optional<std::vector<std::string>> words(const std::string& line) {
   std::vector<std::string> out;
-  std::istringstream in(line);
-  std::string w;
-  while (in >> w) out.push_back(w);
-  return out;
+  std::size_t i = 0;
+  while (true) {
+    i = line.find_first_not_of(" \t\r", i);
+    if (i == std::string::npos) return out;
+    if (line[i] == '"') {
+      auto close = line.find('"', i + 1);
+      if (close == std::string::npos) return std::nullopt;
+      out.push_back(line.substr(i + 1, close - i - 1));
+      i = close + 1;
+    } else {
+      auto end = line.find_first_of(" \t\r", i);
+      out.push_back(line.substr(i, end - i));
+      if (end == std::string::npos) return out;
+      i = end;
+    }
+  }
 }
 
 template <class F>
@@ -76,9 +90,10 @@ void for_each_line(const std::string& text, F&& f) {
   unsigned number = 0;
   while (std::getline(in, line)) {
     ++number;
-    auto w = words(line);
-    if (w.empty() || w[0][0] == '#') continue;
-    f(number, w);
+    auto first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos || line[first] == '#') continue;
+    // An unclosed quote: one field, which every caller refuses as the wrong number of fields.
+    f(number, words(line).value_or(std::vector<std::string>{line}));
   }
 }
 
@@ -89,6 +104,21 @@ bool reserved_identity_name(const std::string& name) {
   if (name.size() != reserved.size()) return false;
   for (std::size_t i = 0; i < name.size(); ++i)
     if (std::tolower(static_cast<unsigned char>(name[i])) != reserved[i]) return false;
+  return true;
+}
+
+bool grid_dn_identity(const std::string& name) {
+  if (name.size() < 2 || name.size() > 1024 || name[0] != '/' || name.find('=') == std::string::npos) return false;
+  for (unsigned char c : name)
+    if (c < 0x20 || c == 0x7f || c == '"') return false;
+  return true;
+}
+
+bool fqan_pattern(const std::string& name) {
+  const bool known = name.rfind("fqan:/", 0) == 0 || name.rfind("group:/", 0) == 0 || name.rfind("token:", 0) == 0;
+  if (!known || name.size() < 7 || name.size() > 1024) return false;
+  for (unsigned char c : name)
+    if (c <= 0x20 || c == 0x7f || c == '"') return false;
   return true;
 }
 
@@ -182,10 +212,10 @@ AccessMap AccessMap::parse(const std::string& text, const std::string& origin) {
   for_each_line(text, [&](unsigned number, const std::vector<std::string>& w) {
     auto bad = [&](const std::string& why) {
       return Error(Errc::usage, origin + " line " + std::to_string(number) + ": " + why +
-                                    " (expected `IDENTITY PATH ro|rw`)");
+                                    " (expected `IDENTITY PATH ro|rw`, a DN in double quotes)");
     };
     if (w.size() != 3) throw bad("wrong number of fields");
-    if (!valid_identity_name(w[0])) throw bad("bad identity name");
+    if (!valid_identity_name(w[0]) && !grid_dn_identity(w[0]) && !fqan_pattern(w[0])) throw bad("bad identity name");
     if (w[2] != "ro" && w[2] != "rw") throw bad("rights must be ro or rw");
     auto path = normalize_request_path(w[1]);
     if (!path) throw bad("a path with '..'");
@@ -205,6 +235,33 @@ std::vector<Grant> AccessMap::grants_of(const std::string& identity) const {
   return out;
 }
 
+std::vector<Grant> AccessMap::grants_of_fqans(const std::vector<std::string>& fqans) const {
+  std::vector<Grant> out;
+  for (const auto& [name, grant] : entries_) {
+    if (name.rfind("fqan:", 0) != 0) continue;
+    for (const auto& f : fqans)
+      if (fqan_matches(name.substr(5), f)) {
+        out.push_back(grant);
+        break;
+      }
+  }
+  return out;
+}
+
+std::vector<Grant> AccessMap::grants_of_groups(const std::vector<std::string>& groups) const {
+  std::vector<Grant> out;
+  for (const auto& [name, grant] : entries_) {
+    if (name.rfind("group:/", 0) != 0) continue;
+    const std::string g = name.substr(6);
+    for (const auto& have : groups)
+      if (have == g || have.rfind(g + "/", 0) == 0) {
+        out.push_back(grant);
+        break;
+      }
+  }
+  return out;
+}
+
 bool allowed(const std::vector<Grant>& grants, const std::string& path, bool write) {
   auto normal = normalize_request_path(path);
   if (!normal) return false;
@@ -213,7 +270,7 @@ bool allowed(const std::vector<Grant>& grants, const std::string& path, bool wri
     bool covers = g.path.empty() || *normal == g.path || normal->rfind(g.path + "/", 0) == 0;
     if (covers && (!best || g.path.size() > best->path.size())) best = &g;
   }
-  return best && (!write || best->write);
+  return best && (write ? best->write : best->read);
 }
 
 }  // namespace pxfer::server

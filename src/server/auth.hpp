@@ -44,6 +44,12 @@ std::string token_line(const std::string& name, const std::string& token);
 std::string log_safe_token_id(const std::string& token);
 // Names: 1-64 characters of [A-Za-z0-9._@-].
 bool valid_identity_name(const std::string& name);
+// A grid user's DN, "/DC=org/DC=example/CN=Jane Doe" (up to 1024 printable characters, no '"'):
+// an identity in the access file, written there in double quotes when it holds spaces.
+bool grid_dn_identity(const std::string& name);
+// An access-file grid identity: "fqan:/vo[/group...][/Role=R]" (voms_attributes.hpp: fqan_matches),
+// "group:/GROUP" (a token's wlcg.groups) or "token:SUBJECT@ISSUER" (a token's sub and iss).
+bool fqan_pattern(const std::string& name);
 // "anonymous" in any case: the identity of clients without credentials (--anonymous-read). No
 // token may carry it (its holder would get anonymous's grants, with write access).
 bool reserved_identity_name(const std::string& name);
@@ -51,6 +57,7 @@ bool reserved_identity_name(const std::string& name);
 struct Grant {
   std::string path;  // normalised, relative to the export root; "" = the whole root
   bool write = false;
+  bool read = true;  // false only for a bearer token's storage.create/modify without storage.read
 };
 
 // What a third-party copy grant admits: one OPEN of `path` (normalised) in `direction` (1 = put:
@@ -63,7 +70,10 @@ struct TpcScope {
   std::string steering_identity;  // who asked for the grant (for the logs)
 };
 
-// Access file lines: `IDENTITY PATH ro|rw` ('#' comments). PATH is relative to the export root
+// Access file lines: `IDENTITY PATH ro|rw` ('#' comments); IDENTITY is a token or certificate name,
+// a grid DN (`"/DC=org/DC=example/CN=Jane Doe" /data rw`) or a VOMS FQAN pattern
+// (`fqan:/atlas/Role=production /atlas rw`: members of /atlas and its subgroups with that role),
+// a WLCG token's subject (`token:SUBJECT@ISSUER`) or one of its wlcg.groups (`group:/atlas`). PATH is relative to the export root
 // ("/" or "." = all of it). The identity "anonymous" is the one --anonymous-read uses (its grants
 // are read-only whatever the file says).
 class AccessMap {
@@ -72,6 +82,11 @@ class AccessMap {
   static AccessMap parse(const std::string& text, const std::string& origin);
   // The identity's grants; empty when it has none.
   std::vector<Grant> grants_of(const std::string& identity) const;
+  // The grants of the `fqan:PATTERN` lines that cover one of `fqans` (fqan_matches).
+  std::vector<Grant> grants_of_fqans(const std::vector<std::string>& fqans) const;
+  // The grants of the `group:/GROUP` lines that cover one of a token's wlcg.groups (the group or
+  // one below it).
+  std::vector<Grant> grants_of_groups(const std::vector<std::string>& groups) const;
 
  private:
   std::vector<std::pair<std::string, Grant>> entries_;

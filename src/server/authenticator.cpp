@@ -4,16 +4,21 @@
 
 #include <spdlog/spdlog.h>
 
+#include "grid_auth.hpp"
+#include "token_issuers.hpp"
+
 namespace pxfer::server {
 
 std::uint8_t SessionRights::wire_rights() const {
   std::uint8_t rights = 0;
-  for (const auto& g : grants) rights |= g.write ? (wire::right_read | wire::right_write) : wire::right_read;
+  for (const auto& g : grants) rights |= (g.read ? wire::right_read : 0) | (g.write ? wire::right_write : 0);
   return rights;
 }
 
 Authenticator::Authenticator(const ServerOptions& options) : options_(options) {
   tables_.set(AuthFiles::load(options.tokens_file, options.access_file));
+  if (!options.token_issuers_file.empty())
+    token_policy_ = std::make_shared<const TokenPolicy>(load_token_issuers(options.token_issuers_file));
 }
 
 void Authenticator::reload(const std::string& tokens_file, const std::string& access_file) {
@@ -21,7 +26,8 @@ void Authenticator::reload(const std::string& tokens_file, const std::string& ac
 }
 
 void Authenticator::check_policy(const std::string& listen_address) const {
-  const bool any = !options_.tokens_file.empty() || !options_.client_ca_file.empty() || options_.anonymous_read;
+  const bool any = !options_.tokens_file.empty() || !options_.client_ca_file.empty() || options_.x509 ||
+                   !options_.token_issuers_file.empty() || options_.anonymous_read;
   boost::system::error_code ec;
   const auto address = boost::asio::ip::make_address(listen_address, ec);
   if (options_.insecure_no_auth && (ec || !address.is_loopback()))
@@ -37,7 +43,8 @@ void Authenticator::check_policy(const std::string& listen_address) const {
 // closed), and anonymous only ever reads unless the whole server is --insecure-no-auth. Without
 // one, every authenticated identity may read and write everything.
 SessionRights Authenticator::rights_for(const AuthFiles& files, const std::string& name, bool anonymous) const {
-  SessionRights s{name, {}};
+  SessionRights s;
+  s.identity = name;
   if (files.access) {
     s.grants = files.access->grants_of(name);
     if (anonymous && !options_.insecure_no_auth)
@@ -53,14 +60,33 @@ SessionRights Authenticator::rights_for(const AuthFiles& files, const std::strin
 SessionRights Authenticator::authenticate(const net::Connection& conn, const wire::Auth& auth) const {
   const auto f = tables_.get();
   const net::TlsInfo* t = conn.tls();
-  if (t && !t->peer_fingerprint.empty() && !options_.client_ca_file.empty()) {
-    if (!t->peer_verified)
+  if (t && !t->peer_fingerprint.empty() && (!options_.client_ca_file.empty() || options_.x509)) {
+    if (!t->peer_verified) {
+      spdlog::warn("client={} certificate refused: {}", conn.peer(), t->verify_error);
       throw Error(Errc::permission, "client certificate refused: " + t->verify_error +
-                                        " (it is not signed by the server's --client-ca)");
+                                        (options_.x509 ? " (checked against the server's --x509-ca-dir and its CRLs)"
+                                                       : " (it is not signed by the server's --client-ca)"));
+    }
+    if (options_.x509) {
+      SessionRights s = x509_session_rights(*f, *t, options_.voms_dir, options_.x509_ca_dir);
+      spdlog::debug("client={} identity={} authenticated by X.509 ({} proxies)", conn.peer(), s.identity, t->peer_proxies);
+      return s;
+    }
     if (!valid_identity_name(t->peer_cn) || reserved_identity_name(t->peer_cn))
       throw Error(Errc::permission, "client certificate refused: its subject CN is not a valid identity name");
     spdlog::debug("client={} identity={} authenticated by certificate {}", conn.peer(), t->peer_cn, t->peer_fingerprint);
     return rights_for(*f, t->peer_cn, false);
+  }
+  if (!auth.token.empty() && token_policy_ && looks_like_jwt(auth.token)) {
+    try {
+      BearerIdentity id = verify_bearer_token(auth.token, *token_policy_, std::chrono::system_clock::now());
+      SessionRights s = token_session_rights(*f, id);
+      spdlog::debug("client={} identity={} authenticated by bearer token {}", conn.peer(), s.identity, id.id);
+      return s;
+    } catch (const Error& e) {
+      spdlog::warn("client={} {} ({})", conn.peer(), e.what(), log_safe_token_id(auth.token));
+      throw;
+    }
   }
   if (!auth.token.empty()) {
     std::optional<std::string> name;

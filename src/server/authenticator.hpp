@@ -11,6 +11,7 @@
 
 #include "auth.hpp"
 #include "auth_tables.hpp"
+#include "bearer_token.hpp"
 #include "net/connection.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/server.hpp"
@@ -20,12 +21,17 @@ namespace pxfer::server {
 
 // What a control session may do, decided once at AUTH.
 struct SessionRights {
+  // A token's or certificate's name, or a grid user's DN with its first VOMS FQAN in brackets:
+  // "/DC=org/DC=example/CN=Jane Doe (/atlas/Role=production)".
   std::string identity;
   std::vector<Grant> grants;
   std::uint8_t wire_rights() const;  // wire::right_read | wire::right_write, for AUTH_OK
   // Set when the session logged in with a third-party copy grant (tpc_grants.hpp): it may make
   // only the one OPEN the grant names.
   std::optional<TpcScope> tpc;
+  // A grid proxy's VOMS attributes (voms_attributes.hpp); empty otherwise.
+  std::string vo;
+  std::vector<std::string> fqans;
 };
 
 class Authenticator {
@@ -53,6 +59,7 @@ class Authenticator {
 
   const ServerOptions options_;
   AuthTables tables_;
+  std::shared_ptr<const TokenPolicy> token_policy_;  // --token-issuers: WLCG JWTs are accepted
 };
 
 }  // namespace pxfer::server

@@ -36,6 +36,12 @@ namespace pxfer {
 
 namespace asio = boost::asio;
 
+namespace {
+net::ServerTlsConfig server_tls_config(const server::ServerIdentity& identity, const ServerOptions& o) {
+  return net::ServerTlsConfig{identity.cert_file, identity.key_file, o.client_ca_file, o.x509 ? o.x509_ca_dir : ""};
+}
+}  // namespace
+
 struct Server::Impl {
   explicit Impl(ServerOptions opt)
       : options(std::move(opt)),
@@ -48,7 +54,7 @@ struct Server::Impl {
         opening(std::max(1u, options.open_threads)),
         transfers(options, root, admission, metrics, opening),
         identity(server::load_or_create_identity(options.cert_file, options.key_file, options.state_dir)),
-        tls(net::make_server_tls(net::ServerTlsConfig{identity.cert_file, identity.key_file, options.client_ca_file})) {
+        tls(net::make_server_tls(server_tls_config(identity, options))) {
     // Refuse to serve without client authentication before the port is bound.
     auth.check_policy(options.listen.host.empty() ? "::" : options.listen.host);
     listener.emplace(ioc, options, stopping, metrics);
@@ -193,7 +199,7 @@ void Server::reload(const std::string& tokens_file, const std::string& access_fi
   // The certificate and key are read again too (a renewed certificate takes no restart); both are
   // checked before anything changes, so a bad file leaves the old settings in force.
   net::TlsContextPtr tls =
-      net::make_server_tls(net::ServerTlsConfig{s.identity.cert_file, s.identity.key_file, s.options.client_ca_file});
+      net::make_server_tls(server_tls_config(s.identity, s.options));
   const std::string fingerprint = net::certificate_fingerprint_file(s.identity.cert_file);
   s.auth.reload(tokens_file, access_file);
   s.listener->set_tls(tls);

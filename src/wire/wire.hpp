@@ -119,8 +119,10 @@ inline constexpr std::uint32_t known_open_flags =
 constexpr bool moves_on_control(std::uint32_t open_flags, std::uint64_t size, std::uint32_t block_size) {
   return (open_flags & open_on_control) != 0 && size <= block_size;
 }
-inline constexpr std::size_t max_auth_token = 256;     // AUTH token text
-inline constexpr std::size_t max_identity_length = 128;
+// AUTH token text: a pxfer token (64 hex digits) or a WLCG JWT, which the WLCG profile keeps
+// well below this; an identity may be a grid DN with a VOMS FQAN.
+inline constexpr std::size_t max_auth_token = 8192;
+inline constexpr std::size_t max_identity_length = 1024;
 enum AuthRights : std::uint8_t { right_read = 1u << 0, right_write = 1u << 1 };
 enum BlockFlags : std::uint32_t { block_compressed_zstd = 1u << 0 };
 

@@ -5,6 +5,7 @@
 #include "pxfer/error.hpp"
 #include "wire/wire.hpp"
 #include "server/auth.hpp"
+#include "server/voms_attributes.hpp"
 
 namespace pxfer {
 namespace {
@@ -84,6 +85,27 @@ TEST(Access, MalformedLinesAreRefused) {
   EXPECT_THROW(AccessMap::parse("alice / rx\n", "a"), Error);
   EXPECT_THROW(AccessMap::parse("alice ../up rw\n", "a"), Error);
   EXPECT_THROW(AccessMap::parse("alice /\n", "a"), Error);
+}
+
+TEST(Access, GridDnsInQuotesAndFqanPatternsAreIdentities) {
+  auto map = AccessMap::parse("\"/DC=org/DC=example/CN=Jane Doe\" /jane rw\n"
+                              "fqan:/atlas/Role=production atlas rw\nfqan:/atlas pub ro\n", "access");
+  ASSERT_EQ(map.grants_of("/DC=org/DC=example/CN=Jane Doe").size(), 1u);
+  EXPECT_EQ(map.grants_of_fqans({"/atlas/higgs/Role=production"}).size(), 2u);
+  EXPECT_EQ(map.grants_of_fqans({"/atlas/Role=NULL/Capability=NULL"}).size(), 1u);
+  EXPECT_TRUE(map.grants_of_fqans({"/atlasx/Role=production", "/cms"}).empty());
+  EXPECT_THROW(AccessMap::parse("\"/DC=org/CN=Unclosed /jane rw\n", "a"), Error);
+  EXPECT_THROW(AccessMap::parse("\"/DC=org/CN=Jane\" \"/jane\"x rw extra\n", "a"), Error);
+}
+
+TEST(Access, FqanPatternsMatchGroupsBelowAndTheirRoleOnly) {
+  EXPECT_TRUE(server::fqan_matches("/atlas", "/atlas/Role=NULL/Capability=NULL"));
+  EXPECT_TRUE(server::fqan_matches("/atlas", "/atlas/higgs/Role=production"));
+  EXPECT_TRUE(server::fqan_matches("/atlas/Role=production", "/atlas/Role=production/Capability=NULL"));
+  EXPECT_FALSE(server::fqan_matches("/atlas/Role=production", "/atlas"));
+  EXPECT_FALSE(server::fqan_matches("/atlas/Role=production", "/atlas/Role=NULL"));
+  EXPECT_FALSE(server::fqan_matches("/atlas", "/atlasx"));
+  EXPECT_FALSE(server::fqan_matches("/atlas/higgs", "/atlas"));
 }
 
 TEST(KnownHosts, ParsesPinsSkipsJunkAndFindsChanges) {

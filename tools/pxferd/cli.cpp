@@ -44,6 +44,20 @@ void add_auth(CLI::App& app, ServerOptions& o) {
       ->type_name("FILE")->group(g_auth);
   app.add_option("--client-ca", o.client_ca_file, "accept client certificates signed by this CA; the identity is their CN")
       ->type_name("FILE")->group(g_auth);
+  app.add_flag("--x509", o.x509,
+               "accept grid X.509 client certificates and RFC 3820 proxies verified against --x509-ca-dir; the "
+               "identity is the user certificate's DN (/DC=.../CN=...), never a proxy's (docs/grid.md)")
+      ->group(g_auth);
+  app.add_option("--x509-ca-dir", o.x509_ca_dir,
+                 "grid CA directory: hashed CA files (HASH.0) and CRLs (HASH.r0, checked where present); re-read on SIGHUP")
+      ->type_name("DIR")->capture_default_str()->group(g_auth);
+  app.add_option("--voms-dir", o.voms_dir,
+                 "with --x509: VOMS servers trusted per VO (VO/HOST.lsc); a proxy's AC that does not verify is refused")
+      ->type_name("DIR")->capture_default_str()->group(g_auth);
+  app.add_option("--token-issuers", o.token_issuers_file,
+                 "accept WLCG/SciTokens JWT bearer tokens from the issuers in this TOML file ([[issuer]] url, "
+                 "base_path, key_file; audience); their storage.* scopes are their rights (docs/grid.md)")
+      ->type_name("FILE")->group(g_auth);
   app.add_flag("--anonymous-read", o.anonymous_read, "clients without credentials may read (not write)")->group(g_auth);
   app.add_flag("--insecure-no-auth", o.insecure_no_auth,
                "no authentication, anonymous read-write: loopback addresses only (tests, demos)")
@@ -125,6 +139,12 @@ void add_subcommands(CLI::App& app, Commands& c) {
   c.fingerprint->add_option("--cert", c.fp_cert, "certificate file (default: the self-signed one in --state-dir)")
       ->type_name("FILE");
   c.fingerprint->add_option("--state-dir", c.fp_state, "state directory")->type_name("DIR");
+  c.check_credential = app.add_subcommand(
+      "check-credential",
+      "say what identity and rights a grid proxy/certificate (PEM) or WLCG token (JWT) would get from this "
+      "configuration, and why (exit 4 when it would be refused): pxferd --config FILE check-credential FILE|-");
+  c.check_credential->add_option("FILE", c.credential_file, "the proxy, certificate or token; - reads stdin")
+      ->type_name("")->required();
   app.require_subcommand(0, 1);
 }
 

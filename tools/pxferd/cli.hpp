@@ -45,6 +45,8 @@ struct Commands {
   int reload_pid = 0;           // token revoke --reload-pid PID: kill -HUP PID
   CLI::App* fingerprint = nullptr;
   std::string fp_cert, fp_state;
+  CLI::App* check_credential = nullptr;
+  std::string credential_file;  // "-" = stdin
   CLI::Option* config = nullptr;  // --config FILE
   std::shared_ptr<TomlConfig> config_file;  // its reader: positions and [[issuer]] tables
   bool print_config = false, check_config = false;

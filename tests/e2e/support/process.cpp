@@ -273,7 +273,7 @@ SecurityEnvironment security_environment;
 
 bool has_auth_option(const std::vector<std::string>& args) {
   for (const auto& a : args)
-    if (a == "--tokens" || a == "--client-ca" || a == "--anonymous-read" || a == "--insecure-no-auth") return true;
+    if (a == "--tokens" || a == "--client-ca" || a == "--x509" || a == "--anonymous-read" || a == "--insecure-no-auth") return true;
   return false;
 }
 
