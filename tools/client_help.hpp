@@ -17,7 +17,7 @@ inline const HelpLayout& transfer_layout() {
                            s = "Security (docs/security.md)", m = "Many files (-r, --from-file)";
   static const HelpLayout layout{
       {"LOCAL", {"", "PATH"}}, {"URL", {"", "URL"}},
-      {"streams", {t, "N"}}, {"block-size", {t, "SIZE"}}, {"checksum", {t, "adler32|sha256|none"}},
+      {"streams", {t, "N"}}, {"block-size", {t, "SIZE"}}, {"checksum", {t, "adler32|sha256|md5|crc32|sha1|none"}},
       {"compress", {t, "none|zstd[:LEVEL]|auto"}}, {"overwrite", {t, ""}},
       {"window", {n, "SIZE"}}, {"window-clamp", {n, "SIZE"}}, {"congestion", {n, "NAME"}},
       {"perf-interval", {o, "SECONDS"}}, {"stream-stats", {o, ""}}, {"json", {o, ""}}, {"quiet", {o, ""}},

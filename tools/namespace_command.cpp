@@ -80,7 +80,7 @@ void run_stat(RemoteNamespace& ns, const NamespaceArgs& a) {
 
 void run_sum(RemoteNamespace& ns, const NamespaceArgs& a) {
   auto algo = parse_checksum_algo(a.algorithm);
-  if (!algo || *algo == ChecksumAlgo::none) throw Error(Errc::usage, "sum " + a.algorithm + ": use adler32 or sha256");
+  if (!algo || *algo == ChecksumAlgo::none) throw Error(Errc::usage, "sum " + a.algorithm + ": use adler32, sha256, md5, crc32 or sha1");
   {
     Url url = url_argument(a.sum_url);
     RemoteSum sum = ns.checksum(url, *algo);
@@ -131,11 +131,11 @@ NamespaceCommands add_namespace_commands(CLI::App& app, NamespaceArgs& a) {
   c.rm->add_flag("-r,--recursive", a.recursive, "remove a directory and everything below it");
   c.mv = app.add_subcommand("mv", "rename on one server, atomically: pxfer mv pxfer://H/a pxfer://H/b");
   c.mv->add_flag("--overwrite", a.overwrite, "replace an existing target");
-  c.sum = app.add_subcommand("sum", "the server computes a file's checksum: pxfer sum URL [adler32|sha256]");
+  c.sum = app.add_subcommand("sum", "the server computes a file's checksum: pxfer sum URL [adler32|sha256|md5|crc32|sha1]");
   for (CLI::App* cmd : c.all()) {
     if (cmd == c.sum) {
       cmd->add_option("URL", a.sum_url, "pxfer://HOST[:PORT]/PATH")->required();
-      cmd->add_option("ALGORITHM", a.algorithm, "adler32 or sha256")->capture_default_str();
+      cmd->add_option("ALGORITHM", a.algorithm, "adler32, sha256, md5, crc32 or sha1")->capture_default_str();
     } else {
       cmd->add_option("URL", a.urls, "pxfer://HOST[:PORT]/PATH")->required();
     }

@@ -186,7 +186,7 @@ ClientOptions to_options(const CommonArgs& a) {
     throw Error(Errc::usage, "--perf-interval " + std::to_string(a.perf_interval) + ": use 0.05 to 3600 seconds");
   o.perf_interval = std::chrono::milliseconds(static_cast<long>(a.perf_interval * 1000));
   auto algo = parse_checksum_algo(a.checksum);
-  if (!algo) throw Error(Errc::usage, "--checksum " + a.checksum + ": use adler32, sha256 or none");
+  if (!algo) throw Error(Errc::usage, "--checksum " + a.checksum + ": use adler32, sha256, md5, crc32, sha1 or none");
   o.checksum = *algo;
   o.overwrite = a.overwrite;
   o.congestion = a.congestion;

@@ -10,7 +10,11 @@
 
 namespace pxfer {
 
-enum class ChecksumAlgo : std::uint8_t { none = 0, adler32 = 1, sha256 = 2 };
+// md5, crc32 (zlib's, as gfal2 and gsiftp define CRC32) and sha1 for grid clients that ask for them
+// (gfal-sum, FTS3 and Rucio configurations); adler32 stays the fast default.
+enum class ChecksumAlgo : std::uint8_t { none = 0, adler32 = 1, sha256 = 2, md5 = 3, crc32 = 4, sha1 = 5 };
+// The highest ChecksumAlgo value: wire decoders refuse anything above it.
+inline constexpr std::uint8_t last_checksum_algo = static_cast<std::uint8_t>(ChecksumAlgo::sha1);
 
 std::optional<ChecksumAlgo> parse_checksum_algo(std::string_view name);
 std::string_view checksum_name(ChecksumAlgo algo);

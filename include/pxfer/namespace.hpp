@@ -47,8 +47,11 @@ class RemoteNamespace {
   void remove(const Url& url, bool recursive);
   // Within one server (same host and port); atomic there. Throws Error(usage) across servers.
   void rename(const Url& from, const Url& to, bool overwrite);
-  // The whole-file checksum the server computes (adler32 or sha256), and the file's size.
+  // The whole-file checksum the server computes (adler32, sha256, md5, crc32 or sha1), and the file's size.
   RemoteSum checksum(const Url& url, ChecksumAlgo algo);
+  // chmod of a file (gfal2_chmod): its mtime stays; the server keeps at most rwxrwxr-x (never
+  // world-writable, set-id or sticky) and asks for write access to the path.
+  void chmod(const Url& url, std::uint32_t mode);
   // mkdir -p of the directory that would hold url.path (nothing for a name at the root).
   void make_parents(const Url& url);
 

@@ -1,5 +1,6 @@
 #include "plugin_common.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -43,16 +44,45 @@ Url parse_pxfer_url(const char* url) {
   return *parsed;
 }
 
+std::string gfal_checksum_form(ChecksumAlgo algo, const std::string& hex) {
+  if (algo != ChecksumAlgo::crc32 || hex.empty()) return hex;
+  return std::to_string(std::stoul(hex, nullptr, 16));
+}
+
+ChecksumAlgo checksum_algo_of(const std::string& gfal_name) {
+  std::string name = gfal_name;
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (name.empty()) name = "adler32";
+  auto algo = parse_checksum_algo(name);
+  if (!algo || *algo == ChecksumAlgo::none)
+    throw PosixError{ENOTSUP, "checksum " + gfal_name + ": pxfer offers ADLER32, SHA256, MD5, CRC32 and SHA1"};
+  return *algo;
+}
+
+namespace {
+// The errno a server or local failure named in its message (pxfer's Errc is coarser: ENOTDIR is
+// not_found, ENOSPC local_io): pxferd's messages end with strerror's text, the same glibc words here.
+int named_errno(const std::string& text) {
+  for (int err : {ENOSPC, EDQUOT, EISDIR, ENOTDIR, ENOTEMPTY, EROFS, EPERM, ENAMETOOLONG, EFBIG})
+    if (text.find(std::strerror(err)) != std::string::npos) return err;
+  return 0;
+}
+}  // namespace
+
+// The errno gridftp and xrootd give for the same condition (docs/grid.md has the table).
 int errno_of(const Error& e) {
   const std::string text = e.what();
+  if (const int named = named_errno(text)) return named;
   switch (e.code()) {
     case Errc::not_found: return ENOENT;
     case Errc::permission: return EACCES;
-    case Errc::exists: return EEXIST;
+    case Errc::exists:
+      // RENAME onto a directory that is not empty (rename(2) says ENOTEMPTY too).
+      return text.find("not empty") != std::string::npos ? ENOTEMPTY : EEXIST;
     case Errc::usage: return EINVAL;
     case Errc::integrity: return EIO;  // checksum or size mismatch
     case Errc::local_io: return EIO;
-    case Errc::protocol: return EPROTO;
+    case Errc::protocol: return ECOMM;  // as gfal2's xrootd plugin answers a peer it cannot understand
     case Errc::interrupted: return ECANCELED;
     case Errc::network:
       if (text.find("refused") != std::string::npos) return ECONNREFUSED;

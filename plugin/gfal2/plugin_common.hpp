@@ -20,6 +20,12 @@ GQuark quark();
 bool is_pxfer_url(const char* url);
 Url parse_pxfer_url(const char* url);  // throws Error(usage)
 
+// A checksum as gfal2 writes it: pxfer's lower-case hex, but CRC32 in decimal (gfal2's file plugin
+// and gsiftp print zlib's CRC-32 as an unsigned decimal number).
+std::string gfal_checksum_form(ChecksumAlgo algo, const std::string& hex);
+// A gfal2 algorithm name (ADLER32, MD5, ...) as pxfer's; throws ENOTSUP for one pxfer lacks.
+ChecksumAlgo checksum_algo_of(const std::string& gfal_name);
+
 // The errno gfal2 and FTS3 classify a pxfer error by.
 int errno_of(const Error& e);
 

@@ -5,9 +5,11 @@
 #include <strings.h>
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstring>
 #include <filesystem>
-#include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -63,8 +65,9 @@ std::string normalized(std::string hex) {
   return nonzero == std::string::npos ? "0" : hex.substr(nonzero);  // adler32 "0a3c1f2e" == "a3c1f2e"
 }
 
-// gfal2's checksum parameters; `bulk` is copy_bulk's per-file "ALGO:VALUE" (or "ALGO"), which,
-// when given, asks for both ends to be compared with it.
+// gfal2's checksum parameters; `bulk` is copy_bulk's per-file checksum as gfal2 hands it (and as
+// its own bulk fallback reads it): a bare VALUE whose algorithm is the transfer parameters' (ADLER32
+// unless set), or ALGO:VALUE. Given, it asks for both ends to be compared with it.
 Checksum checksum_of(gfalt_params_t params, const char* bulk = nullptr) {
   char type[64] = {0}, value[256] = {0};
   GError* e = nullptr;
@@ -74,18 +77,12 @@ Checksum checksum_of(gfalt_params_t params, const char* bulk = nullptr) {
   if (bulk && *bulk) {
     const std::string text = bulk;
     const auto colon = text.find(':');
-    g_strlcpy(type, text.substr(0, colon).c_str(), sizeof type);
-    g_strlcpy(value, colon == std::string::npos ? "" : text.substr(colon + 1).c_str(), sizeof value);
+    if (colon != std::string::npos) g_strlcpy(type, text.substr(0, colon).c_str(), sizeof type);
+    g_strlcpy(value, colon == std::string::npos ? text.c_str() : text.substr(colon + 1).c_str(), sizeof value);
     c.mode = GFALT_CHECKSUM_BOTH;
   }
   if (c.mode == GFALT_CHECKSUM_NONE) return c;
-  std::string name = type;
-  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return std::tolower(ch); });
-  if (name.empty()) name = "adler32";
-  auto algo = parse_checksum_algo(name);
-  if (!algo || *algo == ChecksumAlgo::none)
-    throw PosixError{ENOTSUP, "checksum " + std::string(type) + ": pxfer verifies ADLER32 or SHA256"};
-  c.algo = *algo;
+  c.algo = checksum_algo_of(type);
   c.expected = value[0] ? normalized(value) : "";
   return c;
 }
@@ -110,7 +107,8 @@ ClientOptions options_of(gfal2_context_t context, gfalt_params_t params, const C
   return o;
 }
 
-void check_expected(const Checksum& sum, const std::string& actual, const char* side) {
+void check_expected(const Checksum& sum, const std::string& hex, const char* side) {
+  const std::string actual = gfal_checksum_form(sum.algo, hex);  // the form the user gave it in
   if (sum.expected.empty() || normalized(actual) == sum.expected) return;
   throw Error(Errc::integrity, std::string(side) + " checksum mismatch: " + std::string(checksum_name(sum.algo)) + " " +
                                   actual + ", expected " + sum.expected);
@@ -141,24 +139,64 @@ guint64 timeout_of(gfalt_params_t params) {
   return seconds;
 }
 
+// gfal2_cancel (FTS3 cancelling a job, Python's ctx.cancel()) from any thread: the hook only
+// raises a flag; whoever runs the copy acts on it. Registered for one copy's lifetime.
+class CancelHook {
+ public:
+  CancelHook(gfal2_context_t context, std::function<void()> wake = {}) : context_(context), wake_(std::move(wake)) {
+    token_ = gfal2_register_cancel_callback(context, &CancelHook::called, this);
+    if (gfal2_is_canceled(context)) flag_ = true;
+  }
+  ~CancelHook() { gfal2_remove_cancel_callback(context_, token_); }
+  CancelHook(const CancelHook&) = delete;
+  CancelHook& operator=(const CancelHook&) = delete;
+  const std::atomic<bool>& flag() const { return flag_; }
+  bool fired() const { return flag_; }
+
+ private:
+  static void called(gfal2_context_t, void* self) {
+    auto* hook = static_cast<CancelHook*>(self);
+    hook->flag_ = true;
+    if (hook->wake_) hook->wake_();
+  }
+  gfal2_context_t context_;
+  std::function<void()> wake_;
+  gfal_cancel_token_t token_ = nullptr;
+  std::atomic<bool> flag_{false};
+};
+
+PosixError cancelled_error() {
+  return PosixError{ECANCELED, "the copy was cancelled (gfal2_cancel); nothing is under the destination name, and "
+                               "what arrived is kept for a resume"};
+}
+
 // pxfer:// -> pxfer://: the servers move the data (pxfer/tpc.hpp); the markers come from the
-// server doing the copy. The credentials of the source URL serve at both servers.
-void third_party(gfal2_context_t context, gfalt_params_t params, const char* src, const char* dst) {
+// server doing the copy. Each server gets the credentials gfal2 holds for its own URL (FTS3 hands
+// the source and the destination different tokens): a token never reaches the other server.
+void third_party(gfal2_context_t context, gfalt_params_t params, const char* src, const char* dst,
+                 const char* bulk_checksum) {
   const Url from = parse_pxfer_url(src), to = parse_pxfer_url(dst);
-  const Checksum sum = checksum_of(params);
+  const Checksum sum = checksum_of(params, bulk_checksum);
   ClientOptions options = options_of(context, params, sum);
-  const ClientSecurity security = security_for(context, src);
+  const ClientSecurity security = security_for(context, src), dest_security = security_for(context, dst);
   const CopyMode mode = copy_mode_of(context);
   if (sum.mode & GFALT_CHECKSUM_SOURCE)
     check_expected(sum, RemoteNamespace(security, options.connect_timeout).checksum(from, sum.algo).value, "source");
   GError* e = nullptr;
-  if (gfalt_get_create_parent_dir(params, &e)) RemoteNamespace(security, options.connect_timeout).make_parents(to);
+  if (gfalt_get_create_parent_dir(params, &e)) RemoteNamespace(dest_security, options.connect_timeout).make_parents(to);
   if (e) g_error_free(e);
   plugin_trigger_event(params, quark(), GFAL_EVENT_NONE, GFAL_EVENT_TRANSFER_ENTER, "%s => %s (third-party %s)", src, dst,
                        mode == CopyMode::push ? "push" : "pull");
   MonitorListener monitor(params, src, dst);
   const auto limit = std::chrono::seconds(timeout_of(params));  // 0 = none
-  TransferSummary summary = copy_between_servers(from, to, options, mode, &monitor, &security, limit);
+  CancelHook cancel(context);
+  TransferSummary summary;
+  try {
+    summary = copy_between_servers(from, to, options, mode, &monitor, &security, limit, &dest_security, &cancel.flag());
+  } catch (const Error&) {
+    if (cancel.fired()) throw cancelled_error();
+    throw;
+  }
   plugin_trigger_event(params, quark(), GFAL_EVENT_NONE, GFAL_EVENT_TRANSFER_EXIT, "%llu bytes in %.3f s",
                        static_cast<unsigned long long>(summary.bytes), summary.seconds);
   if (sum.mode & GFALT_CHECKSUM_TARGET) check_expected(sum, summary.checksum_value, "destination");
@@ -187,18 +225,28 @@ ClientSession& session_for(const ClientSecurity& security, const ClientOptions& 
   return *shared->session;
 }
 
-// gfal2's timeout (gfal-copy -T, FTS3's per-file timeout) bounds the whole copy: at the deadline
-// the session's transfer is aborted (the receiver keeps its partial file for a later resume) and
-// the copy fails with ETIMEDOUT.
+// gfal2's timeout (gfal-copy -T, FTS3's per-file timeout) bounds the whole copy, and gfal2_cancel
+// stops it: at the deadline or the cancel the session's transfer is aborted (the receiver keeps its
+// partial file, under a temporary name, for a later resume) and the copy fails with ETIMEDOUT or
+// ECANCELED. A cancel that comes while the session is still connecting is repeated every 50 ms
+// until the copy returns.
 class Watchdog {
  public:
-  Watchdog(ClientSession& session, guint64 seconds) : session_(session) {
-    if (seconds == 0) return;
+  Watchdog(ClientSession& session, gfal2_context_t context, guint64 seconds)
+      : session_(session), cancel_(context, [this] { wake(); }) {
     thread_ = std::thread([this, seconds] {
+      const auto deadline = seconds ? std::chrono::steady_clock::now() + std::chrono::seconds(seconds) : std::chrono::steady_clock::time_point::max();
       std::unique_lock lock(mutex_);
-      if (!wake_.wait_for(lock, std::chrono::seconds(seconds), [this] { return done_; })) {
-        fired_ = true;
-        session_.abort();
+      while (!done_) {
+        if (cancel_.fired() || std::chrono::steady_clock::now() >= deadline) {
+          fired_ = !cancel_.fired();
+          lock.unlock();
+          session_.abort();
+          lock.lock();
+          wake_.wait_for(lock, std::chrono::milliseconds(50), [this] { return done_; });
+          continue;
+        }
+        wake_.wait_until(lock, std::min(deadline, std::chrono::steady_clock::now() + std::chrono::seconds(1)));
       }
     });
   }
@@ -208,30 +256,38 @@ class Watchdog {
       done_ = true;
     }
     wake_.notify_all();
-    if (thread_.joinable()) thread_.join();
+    thread_.join();
   }
-  bool fired() {
+  bool timed_out() {
     std::lock_guard lock(mutex_);
     return fired_;
   }
+  bool cancelled() const { return cancel_.fired(); }
 
  private:
+  void wake() {
+    std::lock_guard lock(mutex_);
+    wake_.notify_all();
+  }
   ClientSession& session_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool done_ = false, fired_ = false;
+  CancelHook cancel_;  // after the members its callback touches
   std::thread thread_;
 };
 
-// put or get on `session`, within gfal2's timeout.
-TransferSummary timed_copy(ClientSession& session, gfalt_params_t params, bool put, const std::string& local,
-                           const Url& remote, const ClientOptions& options, ProgressListener* monitor) {
+// put or get on `session`, within gfal2's timeout, until gfal2_cancel.
+TransferSummary timed_copy(ClientSession& session, gfal2_context_t context, gfalt_params_t params, bool put,
+                           const std::string& local, const Url& remote, const ClientOptions& options,
+                           ProgressListener* monitor) {
   const guint64 seconds = timeout_of(params);
-  Watchdog watchdog(session, seconds);
+  Watchdog watchdog(session, context, seconds);
   try {
     return put ? session.put(local, remote, options, monitor) : session.get(remote, local, options, monitor);
   } catch (const Error&) {
-    if (!watchdog.fired()) throw;
+    if (watchdog.cancelled()) throw cancelled_error();
+    if (!watchdog.timed_out()) throw;
     throw PosixError{ETIMEDOUT, "the copy did not finish within gfal2's timeout of " + std::to_string(seconds) +
                                     " s (gfal-copy -T); the destination keeps what arrived for a resume"};
   }
@@ -239,7 +295,7 @@ TransferSummary timed_copy(ClientSession& session, gfalt_params_t params, bool p
 
 void copy(gfal2_context_t context, gfalt_params_t params, const char* src, const char* dst,
           SharedSession* shared = nullptr, const char* bulk_checksum = nullptr) {
-  if (is_pxfer_url(src) && is_pxfer_url(dst)) return third_party(context, params, src, dst);
+  if (is_pxfer_url(src) && is_pxfer_url(dst)) return third_party(context, params, src, dst, bulk_checksum);
   const bool put = is_file_url(src);
   const Url remote = parse_pxfer_url(put ? dst : src);
   const std::string local = local_path(put ? src : dst);
@@ -264,7 +320,7 @@ void copy(gfal2_context_t context, gfalt_params_t params, const char* src, const
   // pxfer compares the checksum of both ends itself; the value the user gave is compared here.
   TransferSummary summary;
   try {
-    summary = timed_copy(session, params, put, local, remote, options, &monitor);
+    summary = timed_copy(session, context, params, put, local, remote, options, &monitor);
   } catch (const PosixError&) {
     if (shared) shared->session.reset();  // aborted: not for the next file
     throw;

@@ -2,6 +2,7 @@
 // pxfer::RemoteNamespace (pxfer/namespace.hpp), the same code `pxfer ls/stat/mkdir/rm/mv/sum` runs.
 #include <dirent.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -63,6 +64,9 @@ gboolean check_url(plugin_handle, const char* url, plugin_mode mode, GError**) {
     case GFAL_PLUGIN_OPENDIR:
     case GFAL_PLUGIN_UNLINK:
     case GFAL_PLUGIN_RENAME:
+    case GFAL_PLUGIN_CHMOD:
+    case GFAL_PLUGIN_GETXATTR:
+    case GFAL_PLUGIN_LISTXATTR:
     case GFAL_PLUGIN_CHECKSUM: return TRUE;
     default: return FALSE;
   }
@@ -72,8 +76,15 @@ int stat_url(plugin_handle h, const char* url, struct stat* st, GError** err) {
   return guarded(err, __func__, [&] { fill_stat(open_namespace(h, url).stat(parse_pxfer_url(url)), st); });
 }
 
-int access_url(plugin_handle h, const char* url, int, GError** err) {
-  return guarded(err, __func__, [&] { open_namespace(h, url).stat(parse_pxfer_url(url)); });
+// access(2) against the entry's owner bits (pxferd owns what it serves; the server's --access
+// rules decide the rest at the operation itself): after a chmod 400, W_OK is EACCES.
+int access_url(plugin_handle h, const char* url, int mode, GError** err) {
+  return guarded(err, __func__, [&] {
+    const std::uint32_t bits = open_namespace(h, url).stat(parse_pxfer_url(url)).mode;
+    if (((mode & R_OK) && !(bits & S_IRUSR)) || ((mode & W_OK) && !(bits & S_IWUSR)) ||
+        ((mode & X_OK) && !(bits & S_IXUSR)))
+      throw PosixError{EACCES, std::string(url) + ": its mode does not allow that access"};
+  });
 }
 
 int mkdir_url(plugin_handle h, const char* url, mode_t, gboolean parents, GError** err) {
@@ -118,16 +129,47 @@ int checksum_url(plugin_handle h, const char* url, const char* type, char* buffe
                  size_t length, GError** err) {
   return guarded(err, __func__, [&] {
     if (offset != 0 || length != 0) throw Error(Errc::usage, "pxfer computes whole-file checksums only (no offset or length)");
-    std::string name = type ? type : "";
-    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
-    auto algo = parse_checksum_algo(name);
-    if (!algo || *algo == ChecksumAlgo::none) {
-      throw PosixError{ENOTSUP, "checksum " + std::string(type ? type : "") + ": pxfer offers ADLER32 and SHA256"};
-    }
-    RemoteSum sum = open_namespace(h, url).checksum(parse_pxfer_url(url), *algo);
-    if (sum.value.size() + 1 > size) throw Error(Errc::usage, "checksum buffer too small");
-    std::memcpy(buffer, sum.value.c_str(), sum.value.size() + 1);
+    if (!type || !*type) throw PosixError{EINVAL, "checksum: no algorithm named"};
+    const ChecksumAlgo algo = checksum_algo_of(type);
+    const std::string value = gfal_checksum_form(algo, open_namespace(h, url).checksum(parse_pxfer_url(url), algo).value);
+    if (value.size() + 1 > size) throw PosixError{ENOBUFS, "checksum buffer too small"};
+    std::memcpy(buffer, value.c_str(), value.size() + 1);
   });
+}
+
+int chmod_url(plugin_handle h, const char* url, mode_t mode, GError** err) {
+  return guarded(err, __func__, [&] { open_namespace(h, url).chmod(parse_pxfer_url(url), static_cast<std::uint32_t>(mode)); });
+}
+
+// Extended attributes FTS3 and Rucio ask before a transfer: user.status (a pxfer file is always
+// on disk: ONLINE), nothing else. spacetoken: unsupported, as gfal2's plugins without space
+// reporting answer it.
+ssize_t getxattr_url(plugin_handle h, const char* url, const char* key, void* buffer, size_t size, GError** err) {
+  std::string value;
+  const int rc = guarded(err, __func__, [&] {
+    const std::string name = key ? key : "";
+    if (name == GFAL_XATTR_STATUS) {
+      open_namespace(h, url).stat(parse_pxfer_url(url));  // ENOENT for nothing there
+      value = GFAL_XATTR_STATUS_ONLINE;
+    } else if (name == GFAL_XATTR_SPACETOKEN) {
+      throw PosixError{ENOTSUP, "pxfer has no space tokens"};
+    } else {
+      throw PosixError{ENODATA, "pxfer knows no extended attribute " + name + " (it offers " GFAL_XATTR_STATUS ")"};
+    }
+  });
+  if (rc != 0) return -1;
+  if (buffer && size > 0) {
+    std::memset(buffer, 0, size);
+    std::memcpy(buffer, value.data(), std::min(size, value.size()));
+  }
+  return static_cast<ssize_t>(value.size());
+}
+
+ssize_t listxattr_url(plugin_handle, const char*, char* list, size_t size, GError**) {
+  static const char names[] = GFAL_XATTR_STATUS;  // with its NUL: one name
+  const size_t n = std::min(size, sizeof names);
+  if (list) std::memcpy(list, names, n);
+  return static_cast<ssize_t>(n);
 }
 
 gfal_file_handle opendir_url(plugin_handle h, const char* url, GError** err) {
@@ -193,6 +235,9 @@ extern "C" __attribute__((visibility("default"))) gfal_plugin_interface gfal_plu
   p.readdirppG = readdirpp_url;
   p.closedirG = closedir_url;
   p.checksum_calcG = checksum_url;
+  p.chmodG = chmod_url;
+  p.getxattrG = getxattr_url;
+  p.listxattrG = listxattr_url;
   p.check_plugin_url_transfer = check_copy_urls;
   p.copy_file = copy_file;
   p.copy_bulk = copy_bulk;

@@ -22,20 +22,28 @@ std::string hex32(std::uint32_t v) {
   return buf;
 }
 
-// Adler-32 of each block is computed independently (in parallel, out of order) and the block
-// values are folded together at the end with zlib's adler32_combine, which needs only lengths.
+// Adler-32 (or CRC-32) of each block is computed independently (in parallel, out of order) and the
+// block values are folded together at the end with zlib's adler32_combine (crc32_combine), which
+// needs only lengths.
 class Adler32Digest final : public FileDigest {
  public:
-  Adler32Digest(std::uint64_t file_size, std::uint32_t block_size)
-      : file_size_(file_size), block_size_(block_size),
-        values_(static_cast<std::size_t>((file_size + block_size - 1) / block_size), 1) {}
+  Adler32Digest(std::uint64_t file_size, std::uint32_t block_size, bool crc = false)
+      : file_size_(file_size), block_size_(block_size), crc_(crc),
+        values_(static_cast<std::size_t>((file_size + block_size - 1) / block_size), crc ? 0 : 1) {}
 
   void update(BlockDigest& block, std::span<const std::uint8_t> chunk) override {
-    block.running = adler32_of(chunk, block.running);
+    if (!crc_) {
+      block.running = adler32_of(chunk, block.running);
+      return;
+    }
+    // A block starts at running = 1, Adler-32's empty value; CRC-32's is 0: for CRC the running
+    // value is kept XOR 1, so that every caller's fresh BlockDigest stays right for both.
+    const auto crc = crc32_z(block.running ^ 1u, chunk.data(), static_cast<z_size_t>(chunk.size()));
+    block.running = static_cast<std::uint32_t>(crc) ^ 1u;
   }
 
   void complete(BlockDigest& block, std::span<const std::uint8_t>) override {
-    std::uint32_t v = block.running;
+    const std::uint32_t v = crc_ ? block.running ^ 1u : block.running;
     std::size_t index = static_cast<std::size_t>(block.offset / block_size_);
     std::lock_guard lock(mutex_);
     if (index < values_.size()) values_[index] = v;
@@ -43,11 +51,11 @@ class Adler32Digest final : public FileDigest {
 
   std::string finish() override {
     std::lock_guard lock(mutex_);
-    uLong total = 1;
+    uLong total = crc_ ? 0 : 1;
     for (std::size_t i = 0; i < values_.size(); ++i) {
       std::uint64_t offset = static_cast<std::uint64_t>(i) * block_size_;
-      std::uint64_t len = std::min<std::uint64_t>(block_size_, file_size_ - offset);
-      total = adler32_combine64(total, values_[i], static_cast<z_off64_t>(len));
+      const auto len = static_cast<z_off64_t>(std::min<std::uint64_t>(block_size_, file_size_ - offset));
+      total = crc_ ? crc32_combine64(total, values_[i], len) : adler32_combine64(total, values_[i], len);
     }
     return hex32(static_cast<std::uint32_t>(total));
   }
@@ -55,18 +63,19 @@ class Adler32Digest final : public FileDigest {
  private:
   const std::uint64_t file_size_;
   const std::uint32_t block_size_;
+  const bool crc_;
   std::mutex mutex_;
   std::vector<std::uint32_t> values_;
 };
 
-// SHA-256 must see the bytes in file order. The block that continues the hashed prefix is hashed
+// SHA-256 (and MD5, SHA-1: any OpenSSL digest) must see the bytes in file order. The block that continues the hashed prefix is hashed
 // from memory; blocks that arrived early are noted and read back (from page cache) once the
 // prefix reaches them. One thread hashes at a time; the others only note their block and go on.
 class Sha256Digest final : public FileDigest {
  public:
-  explicit Sha256Digest(ReadAt read_at) : read_at_(std::move(read_at)), ctx_(EVP_MD_CTX_new()) {
-    if (!ctx_ || EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr) != 1)
-      throw Error(Errc::internal, "cannot initialise SHA-256 (OpenSSL)");
+  Sha256Digest(ReadAt read_at, const EVP_MD* md) : read_at_(std::move(read_at)), ctx_(EVP_MD_CTX_new()) {
+    if (!ctx_ || EVP_DigestInit_ex(ctx_, md, nullptr) != 1)
+      throw Error(Errc::internal, "cannot initialise a digest (OpenSSL)");
   }
   ~Sha256Digest() override { EVP_MD_CTX_free(ctx_); }
 
@@ -151,6 +160,9 @@ class KnownDigest final : public FileDigest {
 std::optional<ChecksumAlgo> parse_checksum_algo(std::string_view name) {
   if (name == "adler32") return ChecksumAlgo::adler32;
   if (name == "sha256") return ChecksumAlgo::sha256;
+  if (name == "md5") return ChecksumAlgo::md5;
+  if (name == "crc32") return ChecksumAlgo::crc32;
+  if (name == "sha1") return ChecksumAlgo::sha1;
   if (name == "none") return ChecksumAlgo::none;
   return std::nullopt;
 }
@@ -159,6 +171,9 @@ std::string_view checksum_name(ChecksumAlgo algo) {
   switch (algo) {
     case ChecksumAlgo::adler32: return "adler32";
     case ChecksumAlgo::sha256: return "sha256";
+    case ChecksumAlgo::md5: return "md5";
+    case ChecksumAlgo::crc32: return "crc32";
+    case ChecksumAlgo::sha1: return "sha1";
     case ChecksumAlgo::none: return "none";
   }
   return "unknown";
@@ -177,7 +192,10 @@ std::unique_ptr<FileDigest> FileDigest::create(ChecksumAlgo algo, std::uint64_t 
                                                std::uint32_t block_size, ReadAt read_at) {
   switch (algo) {
     case ChecksumAlgo::adler32: return std::make_unique<Adler32Digest>(file_size, block_size);
-    case ChecksumAlgo::sha256: return std::make_unique<Sha256Digest>(std::move(read_at));
+    case ChecksumAlgo::sha256: return std::make_unique<Sha256Digest>(std::move(read_at), EVP_sha256());
+    case ChecksumAlgo::md5: return std::make_unique<Sha256Digest>(std::move(read_at), EVP_md5());
+    case ChecksumAlgo::sha1: return std::make_unique<Sha256Digest>(std::move(read_at), EVP_sha1());
+    case ChecksumAlgo::crc32: return std::make_unique<Adler32Digest>(file_size, block_size, true);
     case ChecksumAlgo::none: return std::make_unique<NoDigest>();
   }
   throw Error(Errc::usage, "unknown checksum algorithm");

@@ -142,8 +142,7 @@ void RemoteNamespace::rename(const Url& from, const Url& to, bool overwrite) {
 }
 
 RemoteSum RemoteNamespace::checksum(const Url& url, ChecksumAlgo algo) {
-  if (algo != ChecksumAlgo::adler32 && algo != ChecksumAlgo::sha256)
-    throw Error(Errc::usage, "checksum: use adler32 or sha256");
+  if (algo == ChecksumAlgo::none) throw Error(Errc::usage, "checksum: use adler32, sha256, md5, crc32 or sha1");
   // The server reads the file only for the size asked about: a file that changed size between the
   // two requests gets an empty value, and one more try.
   for (int attempt = 0; attempt < 3; ++attempt) {
@@ -153,6 +152,12 @@ RemoteSum RemoteNamespace::checksum(const Url& url, ChecksumAlgo algo) {
     if (!ok.value.empty()) return RemoteSum{ok.size, ok.value};
   }
   throw Error(Errc::integrity, url.to_string() + ": kept changing size while its checksum was computed; try again later");
+}
+
+void RemoteNamespace::chmod(const Url& url, std::uint32_t mode) {
+  const RemoteEntry e = stat(url);
+  if (e.is_directory()) throw Error(Errc::usage, url.to_string() + ": is a directory; pxfer changes the mode of files only");
+  state_->ask<wire::Done>(url, wire::SetAttributes{url.path, mode & 07777, e.mtime_ns});
 }
 
 void RemoteNamespace::make_parents(const Url& url) {

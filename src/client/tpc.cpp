@@ -3,6 +3,10 @@
 #include "pxfer/tpc.hpp"
 
 #include <algorithm>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 
 #include "connect.hpp"
 #include "net/frame_io.hpp"
@@ -20,9 +24,27 @@ struct Plan {
   CopyMode mode;
   const ClientOptions& options;
   ProgressListener* listener;
-  std::shared_ptr<ClientTrust> trust;
+  std::shared_ptr<ClientTrust> source_trust, dest_trust;  // each server's own credentials
   Clock::time_point deadline;  // Clock::time_point::max() = none
+  const std::atomic<bool>* cancel;  // nullptr = not cancellable
 };
+
+bool cancelled(const Plan& p) { return p.cancel && p.cancel->load(); }
+
+// Closes both control connections once the copy is cancelled (checked every 50 ms) or `over`.
+awaitable<void> close_on_cancel(const Plan& p, std::shared_ptr<net::Connection> a, std::shared_ptr<net::Connection> b,
+                                std::shared_ptr<std::atomic<bool>> over) {
+  boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
+  while (!*over) {
+    if (cancelled(p)) {
+      a->close();
+      b->close();
+      co_return;
+    }
+    timer.expires_after(std::chrono::milliseconds(50));
+    co_await timer.async_wait(boost::asio::use_awaitable);
+  }
+}
 
 awaitable<wire::Message> ask(ControlLink& link, const wire::Message& request, std::chrono::milliseconds timeout) {
   co_await net::send_message(*link.connection, request);
@@ -102,10 +124,9 @@ awaitable<void> follow(ControlLink& active, const Plan& p, TransferSummary& summ
 }
 
 awaitable<void> attempt(const Plan& p, TransferSummary& summary) {
-  auto trust = p.trust;
   const auto timeout = p.options.connect_timeout;
-  ControlLink src = co_await open_control(p.source, timeout, trust);
-  ControlLink dst = co_await open_control(p.dest, timeout, trust);
+  ControlLink src = co_await open_control(p.source, timeout, p.source_trust);
+  ControlLink dst = co_await open_control(p.dest, timeout, p.dest_trust);
   require_tpc(src);
   require_tpc(dst);
   wire::Message ask_stat = wire::Stat{p.source.path};
@@ -122,7 +143,7 @@ awaitable<void> attempt(const Plan& p, TransferSummary& summary) {
   reply = co_await ask(passive, ask_grant, timeout);
   auto grant = net::expect<wire::TpcGrant>(std::move(reply), passive.authority);
   // The active server must meet the certificate this client verified, and no other.
-  wire::Message start = start_message(p, grant, trust->verified_fingerprint(passive.authority));
+  wire::Message start = start_message(p, grant, passive.trust->verified_fingerprint(passive.authority));
   summary.bytes = stat.entry.size;
   summary.identity = log_safe(active.auth.identity);
   // Between the servers as between a client and a server: every block authenticated (issue 11),
@@ -131,19 +152,32 @@ awaitable<void> attempt(const Plan& p, TransferSummary& summary) {
                        (p.options.encrypt ? "encrypted TLS1.3" : "authenticated (Poly1305 per block, not encrypted)") +
                        " between the servers";
   if (p.listener) p.listener->on_start(summary);
-  co_await net::send_message(*active.connection, start);
-  co_await follow(active, p, summary);
+  auto over = std::make_shared<std::atomic<bool>>(false);
+  if (p.cancel)
+    boost::asio::co_spawn(co_await boost::asio::this_coro::executor,
+                          close_on_cancel(p, src.connection, dst.connection, over), boost::asio::detached);
+  try {
+    co_await net::send_message(*active.connection, start);
+    co_await follow(active, p, summary);
+  } catch (const Error&) {
+    *over = true;
+    if (cancelled(p)) throw Error(Errc::interrupted, "the third-party copy was cancelled; both servers stopped it");
+    throw;
+  }
+  *over = true;
 }
 
 }  // namespace
 
 TransferSummary copy_between_servers(const Url& source, const Url& dest, const ClientOptions& options, CopyMode mode,
                                      ProgressListener* listener, const ClientSecurity* security,
-                                     std::chrono::milliseconds timeout) {
+                                     std::chrono::milliseconds timeout, const ClientSecurity* dest_security,
+                                     const std::atomic<bool>* cancel) {
   if (source.trailing_slash) throw Error(Errc::usage, source.to_string() + ": names a directory; name a file");
   auto trust = security ? std::make_shared<ClientTrust>(*security) : current_trust();
+  auto dest_trust = dest_security ? std::make_shared<ClientTrust>(*dest_security) : trust;
   const auto deadline = timeout.count() > 0 ? Clock::now() + timeout : Clock::time_point::max();
-  Plan plan{source, dest, mode, options, listener, trust, deadline};
+  Plan plan{source, dest, mode, options, listener, trust, dest_trust, deadline, cancel};
   if (plan.dest.trailing_slash) plan.dest.path += basename_of(source.path);
   TransferSummary summary;
   summary.direction = mode == CopyMode::pull ? Direction::get : Direction::put;

@@ -92,7 +92,8 @@ void set_file_attributes(const Directory& dir, const std::string& path, std::uin
   // A stored checksum describes the bytes, which this leaves as they are: it is kept across the
   // change (which alone would make it stale: a new mtime and ctime).
   std::vector<std::pair<ChecksumAlgo, std::string>> kept;
-  for (ChecksumAlgo algo : {ChecksumAlgo::adler32, ChecksumAlgo::sha256})
+  for (ChecksumAlgo algo : {ChecksumAlgo::adler32, ChecksumAlgo::sha256, ChecksumAlgo::md5, ChecksumAlgo::crc32,
+                            ChecksumAlgo::sha1})
     if (auto value = stored_checksum(fd, algo)) kept.emplace_back(algo, std::move(*value));
   if (::fchmod(fd, safe) != 0 || ::futimens(fd, times) != 0) {
     int err = errno;

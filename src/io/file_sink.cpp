@@ -6,6 +6,7 @@
 #include <sys/file.h>
 #include <sys/statvfs.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <thread>
@@ -15,6 +16,7 @@
 #include <map>
 
 #include "pxfer/clock.hpp"
+#include "pxfer/emulated_disk.hpp"
 #include "pxfer/error.hpp"
 #include "io/file_io.hpp"
 #include "io/stored_checksum.hpp"
@@ -121,10 +123,22 @@ void FileSink::check_directory() const {
                                       errno_text(errno) + ")");
 }
 
+namespace {
+std::atomic<RatePacer*> process_disk{nullptr};
+}  // namespace
+
+void set_emulated_disk_rate(double bytes_per_second) {
+  // Never freed: sinks made before a change keep a valid (the old) pacer.
+  process_disk = bytes_per_second > 0 ? new RatePacer(bytes_per_second) : nullptr;
+}
+
+RatePacer* emulated_disk() noexcept { return process_disk.load(); }
+
 FileSink::FileSink(SinkTarget target, const std::string& path, std::uint64_t size, const SinkOptions& options)
     : dir_(std::move(target.parent)), path_(path), leaf_(std::move(target.leaf)), size_(size),
       overwrite_(options.overwrite), looked_first_(!options.new_directory), sync_(options.sync),
-      store_checksum_(options.store_checksum), write_pacer_(options.write_pacer) {
+      store_checksum_(options.store_checksum),
+      write_pacer_(options.write_pacer ? options.write_pacer : emulated_disk()) {
   if (options.watch_directory && target.root) start_fd_ = ::fcntl(target.root->fd(), F_DUPFD_CLOEXEC, 0);
   {
     std::string p = path;

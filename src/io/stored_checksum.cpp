@@ -28,6 +28,9 @@ std::size_t hex_length(ChecksumAlgo algo) {
   switch (algo) {
     case ChecksumAlgo::adler32: return 8;
     case ChecksumAlgo::sha256: return 64;
+    case ChecksumAlgo::md5: return 32;
+    case ChecksumAlgo::crc32: return 8;
+    case ChecksumAlgo::sha1: return 40;
     case ChecksumAlgo::none: break;
   }
   return 0;

@@ -1,6 +1,7 @@
 #include "tpc_service.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <sys/stat.h>
@@ -118,8 +119,16 @@ wire::TpcDone done_of(const TransferSummary& s) {
   return d;
 }
 
+// The steering client closed its end (it was cancelled, gfal2_cancel, or it died): during a
+// copy it sends nothing, so a hang-up seen by poll (even behind a TLS close_notify) means it left.
+bool client_left(net::Connection& control) {
+  pollfd p{control.socket().native_handle(), POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
 // TPC_PROGRESS each interval while the copy thread runs (checked every 20 ms, so that TPC_DONE
-// follows the copy's end closely), then TPC_DONE or the copy's error.
+// follows the copy's end closely, and a client that left stops the copy within 20 ms rather than
+// at the next report), then TPC_DONE or the copy's error.
 awaitable<void> report_until_done(net::Connection& control, CopyRun& run, std::uint32_t interval_ms, std::uint64_t total) {
   asio::steady_timer timer(co_await asio::this_coro::executor);
   const auto interval = std::chrono::milliseconds(std::clamp<std::uint32_t>(interval_ms, 100, 60'000));
@@ -127,6 +136,11 @@ awaitable<void> report_until_done(net::Connection& control, CopyRun& run, std::u
   while (!run.finished) {
     timer.expires_after(std::chrono::milliseconds(20));
     co_await timer.async_wait(asio::use_awaitable);
+    if (!run.finished && client_left(control)) {
+      spdlog::info("client={} left its third-party copy (cancelled): copy aborted", control.peer());
+      run.abort();
+      throw Error(Errc::interrupted, "the client left its third-party copy");
+    }
     if (run.finished || Clock::now() < next_report) continue;
     next_report += interval;
     wire::Message progress = wire::TpcProgress{run.bytes.load(), total, run.latest_streams()};
@@ -218,20 +232,39 @@ awaitable<void> TpcService::grant(net::Connection& control, const SessionRights&
   co_await net::send_message(control, answer);
 }
 
-awaitable<Url> TpcService::allowed_peer(const Url& peer) {
-  if (peers_.empty())
+namespace {
+// An address as one family sees it: a dual-stack listener reports IPv4 clients as ::ffff:a.b.c.d.
+net::tcp::endpoint plain(net::tcp::endpoint e) {
+  if (e.address().is_v6() && e.address().to_v6().is_v4_mapped())
+    e.address(asio::ip::make_address_v4(asio::ip::v4_mapped, e.address().to_v6()));
+  return e;
+}
+}  // namespace
+
+awaitable<Url> TpcService::allowed_peer(const Url& peer, const net::tcp::endpoint& self) {
+  // Without --tpc-allow only this server's own port can be meant: nothing else is even looked up.
+  if (peers_.empty() && peer.port != self.port())
     throw Error(Errc::permission, "this server makes no third-party copies: its operator allows no peer "
                                   "(pxferd --tpc-allow HOST or ADDRESS/PREFIX)");
   net::tcp::resolver resolver(co_await asio::this_coro::executor);
   auto [ec, results] = co_await resolver.async_resolve(peer.host, std::to_string(peer.port), net::use_tuple);
   if (ec) throw Error(Errc::network, "cannot resolve the third-party copy peer " + peer.authority() + ": " + ec.message());
+  bool resolved_elsewhere = false;
   for (const auto& entry : results) {
     const std::string address = entry.endpoint().address().to_string();
-    if (!peers_.allows(peer.host, address, peer.port)) continue;
+    // A copy within one server: the peer is the address and port this server was reached on.
+    const bool itself = plain(entry.endpoint()) == plain(self);
+    if (!itself && !peers_.allows(peer.host, address, peer.port)) {
+      resolved_elsewhere = true;
+      continue;
+    }
     Url pinned = peer;
     pinned.host = address;
     co_return pinned;
   }
+  if (peers_.empty() && resolved_elsewhere)
+    throw Error(Errc::permission, "this server makes no third-party copies: its operator allows no peer "
+                                  "(pxferd --tpc-allow HOST or ADDRESS/PREFIX)");
   throw Error(Errc::permission, "this server does not connect to " + peer.authority() +
                                     " for third-party copies: the peer is not in its --tpc-allow");
 }
@@ -249,7 +282,7 @@ awaitable<void> TpcService::start(net::Connection& control, const SessionRights&
       throw Error(Errc::usage, "third-party copy: the peer's certificate fingerprint is missing or malformed");
     auto path = normalize_request_path(m.local_path);
     if (!path || path->empty()) throw Error(Errc::usage, m.local_path + ": a third-party copy needs a file below the export root");
-    const Url target = co_await allowed_peer(*peer);
+    const Url target = co_await allowed_peer(*peer, control.socket().local_endpoint());
     ClientSecurity security;
     security.fingerprint = m.peer_fingerprint;  // what the steering client verified: nothing else
     security.token = m.grant;

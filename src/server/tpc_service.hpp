@@ -35,7 +35,9 @@ class TpcService {
  private:
   // The URL to connect to: the peer's host replaced by the first address it resolves to that
   // the policy allows (so a second lookup cannot lead elsewhere). Throws Error(permission).
-  net::awaitable<Url> allowed_peer(const Url& peer);
+  // `self` is where the steering client reached this server: a peer at that very address and port
+  // is this server itself (a copy within one server), allowed without --tpc-allow.
+  net::awaitable<Url> allowed_peer(const Url& peer, const net::tcp::endpoint& self);
 
   struct Copies;  // the copies running as the active end (tpc_service.cpp)
   std::shared_ptr<Copies> copies_;

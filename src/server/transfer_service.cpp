@@ -16,6 +16,7 @@
 #include "net/frame_io.hpp"
 #include "net/tls.hpp"
 #include "net/host_settings.hpp"
+#include "pxfer/emulated_disk.hpp"
 #include "pxfer/rate_meter.hpp"
 #include "pxfer/socket_tuning.hpp"
 #include "transfer/negotiate.hpp"
@@ -58,7 +59,10 @@ void TransferService::refuse_if_draining() const {
 TransferService::TransferService(const ServerOptions& options, const Directory& root, std::shared_ptr<Admission> admission,
                                  Metrics& metrics, BlockingPool& blocking)
     : options_(options), root_(root), admission_(std::move(admission)), metrics_(metrics),
-      disk_pacer_(static_cast<double>(options.emulate_disk_rate)), blocking_(blocking) {}
+      blocking_(blocking) {
+  // --emulate-disk-rate paces every write of this process, a third-party pull's too.
+  if (options.emulate_disk_rate > 0) set_emulated_disk_rate(static_cast<double>(options.emulate_disk_rate));
+}
 
 // Opening may block (a slow disk, preallocating a put's space): this runs on the blocking pool.
 // A get's source is opened O_NONBLOCK and must be a regular file (FileSource).
@@ -75,7 +79,7 @@ TransferService::OpenedFile TransferService::open_file(const wire::Open& open) {
 SinkOptions TransferService::sink_options(std::uint32_t flags, std::uint32_t block_size, std::int64_t source_mtime_ns) {
   SinkOptions sink{(flags & wire::open_overwrite) != 0, (flags & wire::open_no_resume) == 0, (flags & wire::open_sync) != 0,
                    block_size, source_mtime_ns, options_.partial_max_age.count(),
-                   options_.emulate_disk_rate > 0 ? &disk_pacer_ : nullptr};
+                   options_.emulate_disk_rate > 0 ? emulated_disk() : nullptr};
   sink.max_file_size = options_.max_file_size;
   sink.store_checksum = options_.stored_checksums;
   return sink;

@@ -141,7 +141,6 @@ class TransferService {
   const Directory& root_;
   std::shared_ptr<Admission> admission_;
   Metrics& metrics_;
-  RatePacer disk_pacer_;  // --emulate-disk-rate
   TransferRegistry registry_;
   SmallChannels small_channels_;
   MadeDirectories made_directories_{limits::made_directories_remembered};

@@ -84,7 +84,7 @@ Settings server_settings(const wire::Open& open, const ServerPolicy& policy, std
   if (open.flags & ~wire::known_open_flags)
     throw Error(Errc::protocol, "OPEN asks for options this server does not know (flags " +
                                     hex(open.flags & ~wire::known_open_flags) + "); upgrade pxferd or leave those options out");
-  if (open.checksum > static_cast<std::uint8_t>(ChecksumAlgo::sha256))
+  if (open.checksum > last_checksum_algo)
     throw Error(Errc::protocol, "unknown checksum algorithm " + std::to_string(open.checksum));
   Settings settings{static_cast<ChecksumAlgo>(open.checksum), open.block_size, open.streams,
                     SocketTuning{open.window, open.congestion, open.window_clamp}, policy.attach_timeout};

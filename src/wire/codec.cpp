@@ -3,6 +3,7 @@
 #include "byte_codec.hpp"
 #include "message_fields.hpp"
 #include "message_traits.hpp"
+#include "pxfer/checksum.hpp"
 #include "pxfer/error.hpp"
 
 namespace pxfer::wire {
@@ -38,7 +39,8 @@ DecodeStatus decode_as(std::span<const std::uint8_t> payload, Message& out, Blob
 // OPEN's values within pxfer/limits.hpp and the enums it carries. (Unknown flags are the server's
 // to refuse with a clear message: transfer/negotiate.cpp.)
 bool within_limits(const Open& o) {
-  return (o.direction == Direction::put || o.direction == Direction::get) && o.compress_mode <= 2 && o.checksum <= 2 &&
+  return (o.direction == Direction::put || o.direction == Direction::get) && o.compress_mode <= 2 &&
+         o.checksum <= last_checksum_algo &&
          limits::streams_problem(o.streams).empty() && limits::block_size_problem(o.block_size).empty();
 }
 
@@ -53,7 +55,7 @@ bool valid(const M&) {
 bool valid(const Open& o) { return within_limits(o); }
 bool valid(const OpenOk& o) { return !o.has_admission || (o.streams != 0 && o.streams <= max_streams); }
 bool valid(const Have& h) { return h.more <= 1; }
-bool valid(const Sum& s) { return s.checksum == 1 || s.checksum == 2; }  // adler32 or sha256: "none" sums nothing
+bool valid(const Sum& s) { return s.checksum >= 1 && s.checksum <= last_checksum_algo; }  // "none" sums nothing
 bool valid(const StatOk& s) { return known_kind(s.entry.kind); }
 bool valid(const Rename& r) { return r.overwrite <= 1; }
 bool valid(const RemoveTree& r) { return r.recursive <= 1; }
@@ -61,12 +63,12 @@ bool valid(const AuthOk& a) { return (a.rights & ~(right_read | right_write)) ==
 bool known_direction(Direction d) { return d == Direction::put || d == Direction::get; }
 bool valid(const TpcGrantRequest& g) { return known_direction(g.direction); }
 bool valid(const TpcStart& t) {
-  return (t.mode == CopyMode::pull || t.mode == CopyMode::push) && t.checksum <= 2 &&
+  return (t.mode == CopyMode::pull || t.mode == CopyMode::push) && t.checksum <= last_checksum_algo &&
          limits::streams_problem(t.streams).empty() && limits::block_size_problem(t.block_size).empty();
 }
-bool valid(const TpcDone& d) { return d.checksum <= 2 && d.streams <= max_streams; }
-bool valid(const PutSmall& p) { return p.checksum <= 2; }
-bool valid(const GetSmall& g) { return g.checksum <= 2; }
+bool valid(const TpcDone& d) { return d.checksum <= last_checksum_algo && d.streams <= max_streams; }
+bool valid(const PutSmall& p) { return p.checksum <= last_checksum_algo; }
+bool valid(const GetSmall& g) { return g.checksum <= last_checksum_algo; }
 // A success that is not too_large carries exactly the size it claims (the client reads no data
 // from any other answer).
 // Empty data with a size: the bytes follow on the small-file channel (the client checks their size).

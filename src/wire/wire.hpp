@@ -274,7 +274,7 @@ struct AuthOk {
 // empty value (a different size settles the question without reading anything).
 struct Sum {
   std::string path;
-  std::uint8_t checksum = 1;  // pxfer::ChecksumAlgo, adler32 or sha256
+  std::uint8_t checksum = 1;  // pxfer::ChecksumAlgo other than none
   std::uint64_t size = 0;
 };
 struct SumOk {

@@ -45,10 +45,10 @@ std::string hex8(std::uint32_t v) {
   return buf;
 }
 
-std::string openssl_sha256(std::span<const std::uint8_t> data) {
+std::string openssl_digest(std::span<const std::uint8_t> data, const EVP_MD* md_type) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int n = 0;
-  EXPECT_EQ(EVP_Digest(data.data(), data.size(), md, &n, EVP_sha256(), nullptr), 1);
+  EXPECT_EQ(EVP_Digest(data.data(), data.size(), md, &n, md_type, nullptr), 1);
   std::string out;
   char buf[3];
   for (unsigned i = 0; i < n; ++i) {
@@ -57,6 +57,7 @@ std::string openssl_sha256(std::span<const std::uint8_t> data) {
   }
   return out;
 }
+std::string openssl_sha256(std::span<const std::uint8_t> data) { return openssl_digest(data, EVP_sha256()); }
 
 // The blocks of a buffer, as the planner cuts it.
 std::vector<std::pair<std::uint64_t, std::uint32_t>> blocks_of(std::size_t size, std::uint32_t block) {
@@ -338,9 +339,10 @@ TEST(ChecksumNames, ParseAndName) {
   EXPECT_EQ(parse_checksum_algo("adler32"), ChecksumAlgo::adler32);
   EXPECT_EQ(parse_checksum_algo("sha256"), ChecksumAlgo::sha256);
   EXPECT_EQ(parse_checksum_algo("none"), ChecksumAlgo::none);
-  for (const char* bad : {"", "ADLER32", "Sha256", "md5", "crc32c", "adler32 ", "sha-256"})
+  for (const char* bad : {"", "ADLER32", "Sha256", "MD5", "crc32c", "adler32 ", "sha-256"})
     EXPECT_FALSE(parse_checksum_algo(bad)) << '"' << bad << '"';
-  for (ChecksumAlgo a : {ChecksumAlgo::none, ChecksumAlgo::adler32, ChecksumAlgo::sha256})
+  for (ChecksumAlgo a : {ChecksumAlgo::none, ChecksumAlgo::adler32, ChecksumAlgo::sha256, ChecksumAlgo::md5,
+                         ChecksumAlgo::crc32, ChecksumAlgo::sha1})
     EXPECT_EQ(parse_checksum_algo(checksum_name(a)), a);
 }
 
@@ -352,6 +354,44 @@ TEST(ChecksumNames, FormatAsGridToolsPrintIt) {
   const Bytes a = {'a'};
   EXPECT_EQ(format_checksum(ChecksumAlgo::adler32, digest_in_order(ChecksumAlgo::adler32, a, B, Order::forward, no_reads())),
             "adler32: 00620062");
+}
+
+// MD5, SHA-1 (OpenSSL) and CRC-32 (zlib's crc32, as gfal2's CRC32): blocks in any order, chunked
+// updates, empty input, against the one-shot values.
+TEST(GridDigests, AnyBlockOrderEqualsOneShot) {
+  for (std::size_t size : interesting_sizes()) {
+    SCOPED_TRACE(size);
+    const Bytes data = random_bytes(size, static_cast<std::uint32_t>(size) + 41);
+    const std::string crc = hex8(static_cast<std::uint32_t>(crc32_z(0, data.data(), data.size())));
+    const std::pair<ChecksumAlgo, std::string> cases[] = {{ChecksumAlgo::md5, openssl_digest(data, EVP_md5())},
+                                                          {ChecksumAlgo::sha1, openssl_digest(data, EVP_sha1())},
+                                                          {ChecksumAlgo::crc32, crc}};
+    for (const auto& [algo, expected] : cases) {
+      SCOPED_TRACE(std::string(checksum_name(algo)));
+      EXPECT_EQ(digest_in_order(algo, data, B, Order::forward, no_reads()), expected);
+      EXPECT_EQ(digest_in_order(algo, data, B, Order::reverse, read_from(data)), expected);
+      EXPECT_EQ(digest_in_order(algo, data, B, Order::shuffled, read_from(data), 3), expected);
+      EXPECT_EQ(checksum_of_bytes(algo, data), expected);
+    }
+  }
+  const Bytes a = {'a'};
+  EXPECT_EQ(digest_in_order(ChecksumAlgo::crc32, a, B, Order::forward, no_reads()), "e8b7be43");
+  EXPECT_EQ(digest_in_order(ChecksumAlgo::crc32, {}, B, Order::forward, no_reads()), "00000000");
+  EXPECT_EQ(digest_in_order(ChecksumAlgo::md5, {}, B, Order::forward, no_reads()), "d41d8cd98f00b204e9800998ecf8427e");
+}
+
+TEST(GridDigests, Crc32ChunkedUpdatesEqualWholeBlocks) {
+  const Bytes data = random_bytes(3 * B + 100, 7);
+  auto digest = FileDigest::create(ChecksumAlgo::crc32, data.size(), B, no_reads());
+  auto blocks = blocks_of(data.size(), B);
+  std::reverse(blocks.begin(), blocks.end());
+  for (auto [off, len] : blocks) {
+    BlockDigest block{off};
+    auto whole = std::span(data).subspan(off, len);
+    for (std::size_t c = 0; c < len; c += 1000) digest->update(block, whole.subspan(c, std::min<std::size_t>(1000, len - c)));
+    digest->complete(block, whole);
+  }
+  EXPECT_EQ(digest->finish(), hex8(static_cast<std::uint32_t>(crc32_z(0, data.data(), data.size()))));
 }
 
 TEST(ChecksumOfFile, MatchesOneShotValues) {

@@ -1078,10 +1078,13 @@ TEST(WireCodec, OpenOkAdmissionExtensionIsCheckedAndBounded) {
 namespace pxfer::wire {
 namespace {
 
-// SUM names a real checksum: "none" (0) and unknown algorithms are refused, not answered empty.
+// SUM names a real checksum: "none" (0) and unknown algorithms are refused, not answered empty;
+// adler32, sha256, md5, crc32 and sha1 (1-5) are asked for.
 TEST(WireCodec, SumWithoutARealChecksumIsBadField) {
-  for (std::uint8_t algo : {std::uint8_t{0}, std::uint8_t{3}, std::uint8_t{255}})
+  for (std::uint8_t algo : {std::uint8_t{0}, std::uint8_t{6}, std::uint8_t{255}})
     EXPECT_EQ(decode_frame(encode(Sum{"f", algo, 1})), DecodeStatus::bad_field) << int(algo);
+  for (std::uint8_t algo = 1; algo <= 5; ++algo)
+    EXPECT_EQ(decode_frame(encode(Sum{"f", algo, 1})), DecodeStatus::ok) << int(algo);
 }
 
 }  // namespace
