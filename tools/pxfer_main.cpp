@@ -36,7 +36,7 @@ using namespace pxfer;
 namespace {
 
 struct CommonArgs {
-  std::string streams = std::to_string(default_streams);  // N or auto (pxfer/stream_count.hpp)
+  std::string streams = "auto";  // N or auto (pxfer/stream_count.hpp)
   std::string block_size = "2M";
   std::string window = "0";
   double perf_interval = 1.0;
