@@ -31,6 +31,9 @@ struct StreamControllerSettings {
   bool can_shed = true;        // a get cannot retire streams yet: it holds instead
   std::chrono::milliseconds min_warmup{500};
   std::chrono::milliseconds min_phase{1000};
+  // A sender counts acknowledged blocks, a whole block at a time: a phase also lasts until this
+  // much moved, so one block more or less is a small share of it (32 blocks: +-3 %).
+  std::uint64_t min_phase_bytes = 0;
 };
 
 // One look at the transfer, every few hundred milliseconds.

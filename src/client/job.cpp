@@ -405,6 +405,8 @@ awaitable<void> run_job_body(asio::io_context& ioc, Job& job, std::optional<Cont
     tuning.start = plan.start_streams;
     tuning.ceiling = plan.settings.streams;
     tuning.can_shed = t->role() == transfer::Role::send;  // a get's streams are the server's to end
+    // A put counts acknowledged blocks; a get's received bytes are counted as they arrive.
+    if (tuning.can_shed) tuning.min_phase_bytes = 32ull * plan.settings.block_size;
     auto_streams.emplace(tuning, start);
   }
   std::optional<Error> failure;

@@ -81,7 +81,7 @@ std::optional<StreamStep> StreamController::observe(const PathSample& s) {
     return std::nullopt;
   }
   const auto measured = s.at - *measure_start_;
-  if (measured < phase()) return std::nullopt;
+  if (measured < phase() || s.bytes < measure_bytes_ + settings_.min_phase_bytes) return std::nullopt;
   const double seconds = std::chrono::duration<double>(measured).count();
   const double rate = static_cast<double>(s.bytes >= measure_bytes_ ? s.bytes - measure_bytes_ : 0) / seconds;
   StreamStep step = finish_phase(rate, std::chrono::duration<double>(s.at - start_).count());

@@ -129,6 +129,16 @@ TEST(StreamController, StopsDecidingInTheTransfersTail) {
   EXPECT_EQ(c.evidence(), "auto 4 (RTT 50 ms, the transfer ended before a measurement)");
 }
 
+TEST(StreamController, APhaseLastsUntilEnoughBlocksMoved) {
+  StreamControllerSettings s;
+  s.min_phase_bytes = 32ull * 2 * 1024 * 1024;  // 32 blocks of 2 MiB: 4 streams at 112 Mbit/s take 4.8 s
+  auto c = run({loss_limited}, s, 4);
+  EXPECT_TRUE(c.steps().empty());
+  c = run({loss_limited}, s, 6);
+  ASSERT_EQ(c.steps().size(), 1u);
+  EXPECT_GE(c.steps()[0].at_s, 0.5 + 4.79);
+}
+
 TEST(StreamController, AStartAtTheCeilingIsSettled) {
   StreamControllerSettings s;
   s.start = 2;
