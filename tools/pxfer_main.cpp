@@ -27,6 +27,7 @@
 #include "pxfer/progress_printer.hpp"
 #include "pxfer/report_recorder.hpp"
 #include "pxfer/secret_file.hpp"
+#include "pxfer/stream_count.hpp"
 #include "pxfer/sweep.hpp"
 #include "pxfer/tpc.hpp"
 #include "pxfer/version.hpp"
@@ -36,7 +37,7 @@ using namespace pxfer;
 namespace {
 
 struct CommonArgs {
-  unsigned streams = default_streams;
+  std::string streams = "auto";  // N or auto (pxfer/stream_count.hpp)
   std::string block_size = "2M";
   std::string window = "0";
   double perf_interval = 1.0;
@@ -120,7 +121,8 @@ ClientSecurity to_security(const SecurityArgs& a) {
 void apply_security(const SecurityArgs& a) { set_client_security(to_security(a)); }
 
 void add_common(CLI::App& cmd, CommonArgs& a) {
-  cmd.add_option("-p,--streams", a.streams, "parallel TCP data streams (1-64)")->capture_default_str();
+  cmd.add_option("-p,--streams", a.streams, "parallel TCP data streams: 1-64, or auto (start with a few, add while the rate grows)")
+      ->capture_default_str();
   cmd.add_option("--block-size", a.block_size, "block size, 1M-16M (K/M/G and KiB/MiB/GiB = 1024-based)")->capture_default_str();
   cmd.add_option("-w,--window", a.window, "SO_SNDBUF/SO_RCVBUF on every data stream, both ends; 0 = kernel autotuning")
       ->capture_default_str();
@@ -160,7 +162,7 @@ std::string command_label(bool is_put, const CommonArgs& a, const cli::BatchArgs
   std::string out = is_put ? "put" : "get";
   if (b.recursive) out += " -r";
   if (!b.from_file.empty()) out += " --from-file";
-  out += " -p " + std::to_string(a.streams) + " -w " + a.window;
+  out += " -p " + a.streams + " -w " + a.window;
   if (b.wanted()) out += b.auto_tune ? " --auto" : " -c " + std::to_string(b.concurrency);
   if (!a.congestion.empty()) out += " --congestion " + a.congestion;
   if (a.block_size != "2M") out += " --block-size " + a.block_size;
@@ -171,9 +173,10 @@ std::string command_label(bool is_put, const CommonArgs& a, const cli::BatchArgs
 
 ClientOptions to_options(const CommonArgs& a) {
   ClientOptions o;
-  if (auto p = limits::streams_problem(a.streams); !p.empty())
-    throw Error(Errc::usage, "--streams " + std::to_string(a.streams) + ": " + p);
-  o.streams = static_cast<std::uint16_t>(a.streams);
+  const auto request = parse_stream_request(a.streams);
+  if (!request) throw Error(Errc::usage, "--streams " + a.streams + ": use 1 to 64, or auto");
+  o.streams = request->count;
+  o.auto_streams = request->automatic;
   auto block = cli::size_option("--block-size", a.block_size);
   if (auto p = limits::block_size_problem(block); !p.empty()) throw Error(Errc::usage, "--block-size " + a.block_size + ": " + p);
   o.block_size = static_cast<std::uint32_t>(block);
@@ -251,7 +254,7 @@ int run_sweep_command(const SweepArgs& a, const SecurityArgs& security) {
     auto url = parse_url(a.url, &why);
     if (!url) throw Error(Errc::usage, a.url + ": " + why);
     SweepOptions o;
-    o.streams = count_list("--streams", a.streams, 64);
+    o.streams = count_list("--streams", a.streams, limits::max_streams);
     o.files = count_list("--files", a.files, 64);
     o.size = cli::size_option("--size", a.size);
     if (o.size == 0) throw Error(Errc::usage, "--size must be positive");

@@ -28,7 +28,9 @@ inline constexpr std::uint32_t default_block_size = limits::default_block_size;
 inline constexpr std::uint16_t default_streams = limits::default_streams;
 
 struct ClientOptions {
-  std::uint16_t streams = default_streams;
+  std::uint16_t streams = default_streams;  // fixed (-p N); with auto_streams, where auto starts
+  bool auto_streams = false;      // -p auto: the stream controller adds and retires streams (pxfer/stream_count.hpp)
+  std::uint16_t max_streams = 0;  // auto's ceiling per file (0 = limits::max_streams)
   std::uint32_t block_size = default_block_size;
   std::uint32_t window = 0;  // 0 = kernel autotuning
   std::string congestion;          // "" = the system default

@@ -18,6 +18,7 @@ class JsonPrinter final : public ProgressListener {
   void on_finish(const IntervalReport& report, const TransferSummary& summary) override;
   void on_warning(const std::string& text) override;
   void on_stream_event(const std::string& text) override;
+  void on_streams_changed(const std::string& text) override;
   void on_retry(unsigned next, unsigned total, double delay_seconds, const std::string& reason) override;
   void on_queued(unsigned position, unsigned active, unsigned queued) override;
   void on_error(const Error& error);
@@ -39,6 +40,7 @@ class JsonPrinter final : public ProgressListener {
 std::string json_start(const TransferSummary& summary);
 std::string json_file_done(const TransferSummary& summary);
 std::string json_warning(const std::string& text);
+std::string json_streams_changed(const std::string& text);  // {"event":"streams","message":...}
 std::string json_retry(unsigned next, unsigned total, double delay_seconds, const std::string& reason);
 std::string json_error(const Error& error);
 std::string json_interval(const IntervalReport& report);

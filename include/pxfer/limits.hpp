@@ -18,6 +18,9 @@ inline constexpr std::uint32_t min_block_size = 1u << 20;
 inline constexpr std::uint32_t max_block_size = 16u << 20;
 inline constexpr std::uint32_t default_block_size = 2u << 20;  // bench/results/block-size.md
 inline constexpr std::uint16_t default_streams = 4;
+// -p auto starts with this many streams and adds more while the aggregate grows (issue 39):
+// the old fixed default, so a short or local transfer moves as it did.
+inline constexpr std::uint16_t auto_start_streams = default_streams;
 // A file of at most this many bytes moves whole in one frame on the control connection, many in
 // flight at once (PUT_SMALL / GET_SMALL, cap_small_files): no data stream, no round trip of its
 // own. One block at the smallest block size, so such a file is always a single block.

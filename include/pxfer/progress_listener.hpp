@@ -28,6 +28,8 @@ class ProgressListener {
   virtual void on_queued(unsigned /*position*/, unsigned /*active*/, unsigned /*queued*/) {}
   // A data stream broke or stalled; its blocks went to the other streams and it reconnects.
   virtual void on_stream_event(const std::string&) {}
+  // -p auto added or retired streams, or settled: "streams: 4 -> 8 streams (aggregate ...)".
+  virtual void on_streams_changed(const std::string&) {}
   // The attempt failed with `reason`; attempt `next` of `total` starts in `delay_seconds`.
   virtual void on_retry(unsigned /*next*/, unsigned /*total*/, double /*delay_seconds*/, const std::string& /*reason*/) {}
 

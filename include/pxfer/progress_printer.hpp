@@ -19,6 +19,7 @@ class ProgressPrinter final : public ProgressListener {
   void on_finish(const IntervalReport& report, const TransferSummary& summary) override;
   void on_warning(const std::string& text) override;
   void on_stream_event(const std::string& text) override;
+  void on_streams_changed(const std::string& text) override;
   void on_retry(unsigned next, unsigned total, double delay_seconds, const std::string& reason) override;
   void on_queued(unsigned position, unsigned active, unsigned queued) override;
   // Ends a bar left on screen, so that an error starts on a line of its own.

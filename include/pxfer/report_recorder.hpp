@@ -23,6 +23,7 @@ class ReportRecorder final : public ProgressListener {
   void on_interval(const IntervalReport& report) override;
   void on_finish(const IntervalReport& report, const TransferSummary& summary) override;
   void on_warning(const std::string& text) override;
+  void on_streams_changed(const std::string& text) override;
   void on_retry(unsigned next, unsigned total, double delay_seconds, const std::string& reason) override;
   // A batch.
   void on_file_start(const BatchFile& file, std::size_t number, std::size_t planned, std::uint16_t streams,
@@ -53,6 +54,7 @@ class ListenerTee final : public ProgressListener {
   void on_warning(const std::string& text) override;
   void on_queued(unsigned position, unsigned active, unsigned queued) override;
   void on_stream_event(const std::string& text) override;
+  void on_streams_changed(const std::string& text) override;
   void on_retry(unsigned next, unsigned total, double delay_seconds, const std::string& reason) override;
   void on_file_start(const BatchFile& file, std::size_t number, std::size_t planned, std::uint16_t streams,
                      double started_s) override;

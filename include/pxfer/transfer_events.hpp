@@ -30,7 +30,8 @@ struct TransferSummary {
   std::string destination;  // as shown in the "Dest:" line
   std::uint64_t bytes = 0;
   double seconds = 0;
-  std::uint16_t streams = 0;
+  std::uint16_t streams = 0;    // with -p auto: where it settled (or got to)
+  std::string stream_choice;    // -p auto: what it chose and on what evidence (StreamController::evidence)
   std::uint32_t block_size = 0;
   ChecksumAlgo checksum = ChecksumAlgo::adler32;
   std::string checksum_value;

@@ -15,6 +15,7 @@
 
 #include "plugin_common.hpp"
 #include "pxfer/namespace.hpp"
+#include "pxfer/stream_count.hpp"
 #include "pxfer/tpc.hpp"
 
 namespace pxfer::gfal {
@@ -91,7 +92,7 @@ ClientOptions options_of(gfal2_context_t context, gfalt_params_t params, const C
   ClientOptions o;
   GError* e = nullptr;
   const guint streams = gfalt_get_nbstreams(params, &e);
-  if (streams > 0) o.streams = static_cast<std::uint16_t>(std::min<guint>(streams, limits::max_streams));
+  if (streams > 0) o.streams = fixed_streams(std::min<guint>(streams, limits::max_streams));  // gfal-copy -n N
   const guint64 buffer = gfalt_get_tcp_buffer_size(params, &e);
   if (buffer > 0) o.window = static_cast<std::uint32_t>(std::min<guint64>(buffer, 1ull << 30));
   const guint64 timeout = gfalt_get_timeout(params, &e);

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "pxfer/rate_meter.hpp"
+#include "pxfer/stream_count.hpp"
 #include "client/remote_tree.hpp"
 #include "local_tree.hpp"
 #include "path_names.hpp"
@@ -27,10 +28,12 @@ namespace fs = std::filesystem;
 
 BatchShape fit_streams(unsigned concurrency, std::uint16_t streams, unsigned max_streams) {
   BatchShape shape{std::max(1u, concurrency), std::max<std::uint16_t>(1, streams)};
-  if (max_streams == 0 || shape.concurrency * shape.streams <= max_streams) return shape;
   // Fewer streams per file first: files in flight are what a many-small-files run needs.
-  shape.concurrency = std::min(shape.concurrency, max_streams);
-  shape.streams = static_cast<std::uint16_t>(std::max(1u, max_streams / shape.concurrency));
+  if (max_streams > 0) shape.concurrency = std::min(shape.concurrency, max_streams);
+  StreamInputs count = asking(StreamRequest{false, shape.streams});
+  count.budget = max_streams;
+  count.files_in_flight = shape.concurrency;
+  shape.streams = stream_count(count).slots;
   return shape;
 }
 
@@ -272,6 +275,9 @@ class BatchRun {
       ++active_;
       ClientOptions client = base_;
       client.streams = streams_;
+      // -p auto per file: from -p's start up to this file's share of --max-streams.
+      if (client.auto_streams && options_.max_streams > 0)
+        client.max_streams = fit_streams(target_, limits::max_streams, options_.max_streams).streams;
       lock.unlock();
       if (!run.empty()) {
         move_small_run(session, run, client);

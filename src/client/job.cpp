@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "data_stream.hpp"
+#include "stream_tuner.hpp"
 #include "local_tree.hpp"
 #include "pxfer/log_safe.hpp"
 #include "net/frame_io.hpp"
@@ -36,10 +37,10 @@ using net::awaitable;
 // What the rate lines and the per-stream view are made of, sampled each interval.
 class Progress {
  public:
-  Progress(transfer::Transfer& t, bool per_stream, Clock::time_point start)
+  Progress(transfer::Transfer& t, bool per_stream, Clock::time_point start, bool peer_figures)
       : transfer_(t), per_stream_(per_stream), meter_(start), streams_(start) {
     // In a get the server sends: only its figures show cwnd, Send-Q and retransmits.
-    if (per_stream_ && t.role() == transfer::Role::receive)
+    if ((per_stream_ || peer_figures) && t.role() == transfer::Role::receive)
       t.on_peer_stats([this](wire::Stats s) {
         std::lock_guard lock(mutex_);
         peer_ = std::move(s.streams);
@@ -55,12 +56,14 @@ class Progress {
 
   std::vector<StreamTotals> totals() const { return streams_.totals(Clock::now()); }
 
- private:
+  // The sending side's figures: this side's in a put, the server's STATS in a get.
   std::vector<wire::StreamFigures> figures() {
     if (transfer_.role() == transfer::Role::send) return transfer_.local_figures();
     std::lock_guard lock(mutex_);
     return peer_.empty() ? transfer_.local_figures() : peer_;
   }
+
+ private:
   transfer::Transfer& transfer_;
   bool per_stream_;
   RateMeter meter_;
@@ -217,8 +220,13 @@ void start_summary(Job& job, transfer::Transfer& t, const ControlLink& link, con
   if (!plan.warning.empty()) s.warnings.push_back(plan.warning);
 }
 
-void finish_summary(Job& job, transfer::Transfer& t, Progress& progress, Clock::time_point start) {
+void finish_summary(Job& job, transfer::Transfer& t, Progress& progress, Clock::time_point start,
+                    const StreamController* auto_streams) {
   TransferSummary& s = job.summary;
+  if (auto_streams) {
+    s.streams = auto_streams->target();
+    s.stream_choice = auto_streams->evidence();
+  }
   s.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   s.local_buffers = t.stream(0).local;
   s.remote_buffers = t.stream(0).remote;
@@ -238,25 +246,38 @@ void finish_summary(Job& job, transfer::Transfer& t, Progress& progress, Clock::
   }
 }
 
+// The rate lines and -p auto's tuner beside the control exchange; each runs until cancelled.
+awaitable<void> watchers(std::optional<awaitable<void>> report, std::optional<awaitable<void>> tune) {
+  if (report && tune) co_await net::first_of(std::move(*report), std::move(*tune));
+  else if (report) co_await std::move(*report);
+  else if (tune) co_await std::move(*tune);
+}
+
 // Data streams, the control exchange and the rate lines until the transfer ends; the checksum.
 awaitable<std::string> run_engine(asio::io_context& ioc, Job& job, std::shared_ptr<transfer::Transfer> t,
                                   const ControlLink& link, const transfer::ClientPlan& plan, const wire::Token& token,
-                                  Progress& progress) {
+                                  Progress& progress, StreamController* auto_streams) {
   const ClientOptions& opt = job.options;
+  std::optional<awaitable<void>> report, tune;
   // An empty file, or one the receiver already has whole, needs no data connection.
   if (!t->nothing_to_move() && !plan.on_control) {
     auto shared_link = std::make_shared<const ControlLink>(link);
     const StreamPool::Kind kind = kind_of(*t, opt);
-    for (std::uint16_t i = 0; i < plan.settings.streams; ++i) {
+    auto spawn = [&ioc, t, token, shared_link, opt, kind](std::uint16_t i) {
       // A connection kept from the session's last file, on whose strand its stream must run.
-      auto kept = link.idle_streams->take(kind);
+      auto kept = shared_link->idle_streams->take(kind);
       auto ex = kept ? kept->socket().get_executor() : asio::any_io_executor(asio::make_strand(ioc));
       asio::co_spawn(ex, run_data_stream(t, i, token, shared_link, opt, std::move(kept)), asio::detached);
-    }
+    };
+    const std::uint16_t first = auto_streams ? auto_streams->target() : plan.settings.streams;
+    for (std::uint16_t i = 0; i < first; ++i) spawn(i);
+    if (auto_streams && !auto_streams->settled())
+      tune = tune_streams(StreamTuning{t, auto_streams, spawn, [&progress] { return progress.figures(); },
+                                        opt.stream_stats ? job.listener : nullptr});
   }
-  if (job.listener && opt.perf_interval.count() > 0) {
-    auto result = co_await net::first_of(t->run_control(link.connection, plan.on_control),
-                                         report_progress(progress, *job.listener, opt.perf_interval));
+  if (job.listener && opt.perf_interval.count() > 0) report = report_progress(progress, *job.listener, opt.perf_interval);
+  if (report || tune) {
+    auto result = co_await net::first_of(t->run_control(link.connection, plan.on_control), watchers(std::move(report), std::move(tune)));
     co_return result.value_or("");
   }
   co_return co_await t->run_control(link.connection, plan.on_control);
@@ -377,10 +398,21 @@ awaitable<void> run_job_body(asio::io_context& ioc, Job& job, std::optional<Cont
   if (job.listener) job.listener->on_start(job.summary);
 
   const auto start = Clock::now();
-  Progress progress(*t, opt.stream_stats, start);
+  Progress progress(*t, opt.stream_stats, start, opt.auto_streams);
+  std::optional<StreamController> auto_streams;
+  if (opt.auto_streams) {
+    StreamControllerSettings tuning;
+    tuning.start = plan.start_streams;
+    tuning.ceiling = plan.settings.streams;
+    tuning.can_shed = t->role() == transfer::Role::send;  // a get's streams are the server's to end
+    // A put counts acknowledged blocks; a get's received bytes are counted as they arrive.
+    if (tuning.can_shed) tuning.min_phase_bytes = 32ull * plan.settings.block_size;
+    auto_streams.emplace(tuning, start);
+  }
   std::optional<Error> failure;
   try {
-    job.summary.checksum_value = co_await run_engine(ioc, job, t, *link, plan, ok.token, progress);
+    job.summary.checksum_value =
+        co_await run_engine(ioc, job, t, *link, plan, ok.token, progress, auto_streams ? &*auto_streams : nullptr);
   } catch (const Error& e) {
     failure = e;
   }
@@ -399,7 +431,7 @@ awaitable<void> run_job_body(asio::io_context& ioc, Job& job, std::optional<Cont
     throw *failure;
   }
   link_clean = !result_lost;
-  finish_summary(job, *t, progress, start);
+  finish_summary(job, *t, progress, start, auto_streams ? &*auto_streams : nullptr);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include "policy/admission_policy.hpp"
 
 #include <algorithm>
+
+#include "pxfer/stream_count.hpp"
 #include <tuple>
 
 namespace pxfer::server {
@@ -18,13 +20,7 @@ std::optional<std::string> AdmissionPolicy::enqueue(Id id, Request request) {
 unsigned AdmissionPolicy::grantable(const Client& c) const {
   if (c.line.empty()) return 0;
   const Request& head = c.line.front().request;
-  const unsigned limit = limits_.max_streams_per_client;
-  if (limit == 0) return head.streams;
-  const unsigned left = limit > c.streams ? limit - c.streams : 0;
-  if (head.can_lower) return std::min(head.streams, left);
-  // A peer that cannot take fewer streams gets them all when they fit, or when it runs alone.
-  if (head.streams <= left || c.streams == 0) return head.streams;
-  return 0;
+  return admitted_streams(head.streams, head.can_lower, limits_.max_streams_per_client, c.streams);
 }
 
 std::vector<AdmissionPolicy::Grant> AdmissionPolicy::dispatch(TimePoint now) {

@@ -1,6 +1,7 @@
 // The --auto controller: pure arithmetic on the counters the batch runner passes in.
 #include "pxfer/auto_controller.hpp"
 #include "pxfer/limits.hpp"
+#include "pxfer/stream_count.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -61,9 +62,11 @@ void AutoController::apply_server_limits(const ServerLimits& server) {
 }
 
 std::uint16_t AutoController::streams_for(unsigned concurrency, unsigned preferred) const {
-  unsigned s = preferred;
-  if (max_streams_ > 0) s = std::min(s, max_streams_ / std::max(1u, concurrency));
-  return static_cast<std::uint16_t>(std::clamp(s, 1u, max_streams_per_file));
+  const auto asked = static_cast<std::uint16_t>(std::clamp(preferred, 1u, max_streams_per_file));
+  StreamInputs count = asking(StreamRequest{false, asked});
+  count.budget = max_streams_;
+  count.files_in_flight = concurrency;
+  return stream_count(count).slots;
 }
 
 std::uint16_t AutoController::streams() const { return streams_for(concurrency_, preferred_streams_); }

@@ -196,6 +196,7 @@ std::string json_summary(const IntervalReport& report, const TransferSummary& s)
             {"identity", s.identity},
             {"final", rate_json(report.total)},
             {"version", pxfer_version()}};
+  if (!s.stream_choice.empty()) j["streams_auto"] = s.stream_choice;  // -p auto: what it chose and why
   if (!s.stream_totals.empty()) {
     j["stream_totals"] = json::array();
     for (const auto& t : s.stream_totals)
@@ -240,6 +241,12 @@ void JsonPrinter::on_queued(unsigned position, unsigned active, unsigned queued)
   emit(json{{"event", "queued"}, {"position", position}, {"active", active}, {"queued", queued}}
            .dump(-1, ' ', false, replace_invalid));
 }
+
+std::string json_streams_changed(const std::string& text) {
+  return json{{"event", "streams"}, {"message", text}}.dump(-1, ' ', false, replace_invalid);
+}
+
+void JsonPrinter::on_streams_changed(const std::string& text) { emit(json_streams_changed(text)); }
 
 void JsonPrinter::on_stream_event(const std::string& text) {
   emit(json{{"event", "stream_recovery"}, {"message", text}}.dump(-1, ' ', false, replace_invalid));

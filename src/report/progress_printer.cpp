@@ -102,6 +102,7 @@ void ProgressPrinter::on_finish(const IntervalReport& report, const TransferSumm
                  StreamMeter::busy_streams(summary.stream_totals), summary.stream_totals.size());
   std::fprintf(out_, "%s\n%s\n", format_summary(summary).c_str(),
                format_checksum(summary.checksum, summary.checksum_value).c_str());
+  if (!summary.stream_choice.empty()) std::fprintf(out_, "streams: %s\n", summary.stream_choice.c_str());
   if (!summary.protection.empty()) std::fprintf(out_, "protection: %s\n", summary.protection.c_str());
   std::fflush(out_);
 }
@@ -114,6 +115,13 @@ void ProgressPrinter::on_queued(unsigned position, unsigned active, unsigned que
 }
 
 void ProgressPrinter::on_stream_event(const std::string& text) { on_warning(text); }
+
+void ProgressPrinter::on_streams_changed(const std::string& text) {
+  if (quiet_) return;
+  close_line();
+  std::fprintf(out_, "%s\n", text.c_str());
+  std::fflush(out_);
+}
 
 void ProgressPrinter::on_retry(unsigned next, unsigned total, double delay_seconds, const std::string& reason) {
   char buf[96];

@@ -63,7 +63,15 @@ const std::vector<Field>& fields() {
       {"files", [](const Run& r) { return files_text(r.meta); }},
       {"seconds", [](const Run& r) { return r.meta.seconds > 0 ? fmt("%.2f s", r.meta.seconds) : std::string(); }},
       {"rate", [](const Run& r) { return rate_text(r.meta); }},
-      {"streams", [](const Run& r) { return r.meta.streams ? std::to_string(r.meta.streams) : std::string(); }},
+      {"streams", [](const Run& r) {
+         if (!r.meta.stream_choice.empty()) return r.meta.stream_choice;
+         return r.meta.streams ? std::to_string(r.meta.streams) : std::string();
+       }},
+      {"streams added and retired", [](const Run& r) {
+         std::string out;
+         for (const auto& s : r.meta.stream_steps) out += (out.empty() ? "" : "; ") + s;
+         return out;
+       }},
       {"most files in flight", [](const Run& r) { return r.meta.max_in_flight ? std::to_string(r.meta.max_in_flight) : std::string(); }},
       {"block size", [](const Run& r) { return r.meta.block_size > 0 ? format_size(static_cast<std::uint64_t>(r.meta.block_size)) : std::string(); }},
       {"buffers granted", [](const Run& r) { return r.meta.buffers; }},

@@ -85,6 +85,7 @@ void on_summary(Run& r, const json& j) {
   m.seconds = num(j, "seconds");
   m.rate_Bps = num(j, "rate_Bps");
   m.congestion = str(j, "congestion");
+  m.stream_choice = str(j, "streams_auto");
   m.protection = str(j, "protection");
   m.identity = str(j, "identity");
   if (m.version.empty()) m.version = str(j, "version");
@@ -233,6 +234,7 @@ bool apply(Run& r, const std::string& event, const json& j) {
   else if (event == "sweep_cell") on_sweep_cell(r, j);
   else if (event == "doctor") on_doctor(r, j);
   else if (event == "warning") r.warnings.push_back(str(j, "message"));
+  else if (event == "streams") r.meta.stream_steps.push_back(str(j, "message"));
   else if (event == "error") {
     r.meta.ok = false;
     r.meta.error = str(j, "message");

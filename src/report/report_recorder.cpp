@@ -28,6 +28,7 @@ void ReportRecorder::on_finish(const IntervalReport& r, const TransferSummary& s
   lines_.push_back(json_summary(r, s));
 }
 void ReportRecorder::on_warning(const std::string& text) { lines_.push_back(json_warning(text)); }
+void ReportRecorder::on_streams_changed(const std::string& text) { lines_.push_back(json_streams_changed(text)); }
 void ReportRecorder::on_retry(unsigned next, unsigned total, double delay_seconds, const std::string& reason) {
   lines_.push_back(json_retry(next, total, delay_seconds, reason));
 }
@@ -79,6 +80,11 @@ void ListenerTee::on_queued(unsigned position, unsigned active, unsigned queued)
   display_->on_queued(position, active, queued);
   recorder_->on_queued(position, active, queued);
 }
+void ListenerTee::on_streams_changed(const std::string& text) {
+  display_->on_streams_changed(text);
+  recorder_->on_streams_changed(text);
+}
+
 void ListenerTee::on_stream_event(const std::string& text) {
   display_->on_stream_event(text);
   recorder_->on_stream_event(text);

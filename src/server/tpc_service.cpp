@@ -18,6 +18,7 @@
 #include "net/frame_io.hpp"
 #include "pxfer/client.hpp"
 #include "pxfer/log_safe.hpp"
+#include "pxfer/stream_count.hpp"
 
 namespace pxfer::server {
 namespace {
@@ -92,7 +93,7 @@ PushSource open_push_source(const Directory& root, const std::string& path) {
 
 ClientOptions copy_options(const wire::TpcStart& m) {
   ClientOptions o;
-  o.streams = m.streams;
+  o.streams = fixed_streams(m.streams);
   o.block_size = m.block_size;
   o.checksum = static_cast<ChecksumAlgo>(m.checksum);
   o.overwrite = (m.flags & wire::open_overwrite) != 0;

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "pxfer/error.hpp"
+#include "pxfer/stream_count.hpp"
 
 namespace pxfer::transfer {
 namespace {
@@ -45,16 +46,20 @@ wire::Open make_open(Direction direction, const ClientOptions& opt, const wire::
   if (opt.small_files_on_control && (server.capabilities & on_control_caps) == on_control_caps &&
       (!source || source->size <= opt.block_size))
     open.flags |= wire::open_on_control;
-  open.streams = source ? limits::streams_for(source->size, opt.block_size, opt.streams) : opt.streams;
+  StreamInputs count = asking(StreamRequest{opt.auto_streams, opt.streams}, opt.max_streams);
+  count.block_size = opt.block_size;
+  if (source) count.file_size = source->size;
+  open.streams = stream_count(count).slots;
   open.block_size = opt.block_size;
   open.window = opt.window;
   open.congestion = opt.congestion;
   open.window_clamp = opt.window_clamp;
   open.compress_mode = static_cast<std::uint8_t>(opt.compression.mode);
   open.compress_level = static_cast<std::uint8_t>(opt.compression.level);
-  if (opt.stream_stats && direction == Direction::get) {
+  if ((opt.stream_stats || opt.auto_streams) && direction == Direction::get) {
     open.flags |= wire::open_want_stats;  // the server sends: only it sees cwnd, Send-Q, retransmits
-    open.stats_interval_ms = static_cast<std::uint32_t>(opt.perf_interval.count());
+    // -p auto reads RTT and retransmits from them twice a second even without --stream-stats.
+    open.stats_interval_ms = static_cast<std::uint32_t>(opt.stream_stats ? opt.perf_interval.count() : 500);
   }
   open.size = source ? source->size : 0;
   open.mtime_ns = source ? source->mtime_ns : 0;
@@ -64,8 +69,12 @@ wire::Open make_open(Direction direction, const ClientOptions& opt, const wire::
 }
 
 ClientPlan client_plan(const ClientOptions& opt, const wire::Open& open, const wire::OpenOk& ok, std::uint64_t caps) {
-  const std::uint16_t streams = ok.has_admission ? std::min(ok.streams, open.streams) : open.streams;
+  StreamInputs count = asking(StreamRequest{opt.auto_streams, open.streams}, open.streams);
+  if (ok.has_admission) count.granted = ok.streams;
+  const StreamCount decided = stream_count(count);
+  const std::uint16_t streams = decided.slots;
   ClientPlan plan;
+  plan.start_streams = decided.start;
   plan.settings = Settings{opt.checksum, ok.block_size, streams, SocketTuning{opt.window, opt.congestion, opt.window_clamp}};
   plan.settings.compression = opt.compression;
   plan.settings.stall_timeout = opt.stall_timeout;
@@ -74,7 +83,8 @@ ClientPlan client_plan(const ClientOptions& opt, const wire::Open& open, const w
   plan.on_control = wire::moves_on_control(open.flags, ok.size, ok.block_size);
   // Fewer streams than blocks is the server's limit; fewer than asked but enough for every block
   // is only the file being small.
-  if (ok.has_admission && streams < open.streams && streams < std::max<std::uint64_t>(1, limits::block_count(ok.size, ok.block_size)))
+  // Under -p auto the grant only lowers the ceiling: nothing the user asked for was refused.
+  if (!opt.auto_streams && ok.has_admission && streams < open.streams && streams < std::max<std::uint64_t>(1, limits::block_count(ok.size, ok.block_size)))
     plan.warning = "the server granted " + std::to_string(streams) + " of " + std::to_string(open.streams) +
                    " streams (its per-client stream limit)";
   return plan;
@@ -101,7 +111,10 @@ Settings server_settings(const wire::Open& open, const ServerPolicy& policy, std
 
 std::uint16_t server_get_streams(const wire::Open& open, std::uint64_t caps, std::uint64_t file_size) {
   if (!(caps & wire::cap_admission)) return open.streams;
-  return limits::streams_for(file_size, open.block_size, open.streams);
+  StreamInputs count = asking(StreamRequest{false, open.streams});
+  count.file_size = file_size;
+  count.block_size = open.block_size;
+  return stream_count(count).slots;
 }
 
 bool server_on_control(const wire::Open& open, std::uint64_t caps, std::uint64_t file_size) {

@@ -31,6 +31,7 @@ wire::Open make_open(Direction direction, const ClientOptions& options, const wi
 // than asked: its per-client limit, or a file of fewer blocks).
 struct ClientPlan {
   Settings settings;
+  std::uint16_t start_streams = 1;  // streams attached at first: all of them unless -p auto
   bool on_control = false;  // the file moves on the control connection (wire::moves_on_control)
   std::string warning;      // "" unless the server's limit, not the file's size, cut the streams
 };

@@ -201,6 +201,11 @@ void Transfer::release_slot(std::uint16_t index, const Connection& conn) {
   check_complete();
 }
 
+unsigned Transfer::attached_streams() const {
+  std::lock_guard lock(mutex_);
+  return static_cast<unsigned>(std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.connection != nullptr; }));
+}
+
 bool Transfer::over() const {
   std::lock_guard lock(mutex_);
   return error_.has_value() || done_signalled_;

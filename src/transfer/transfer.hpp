@@ -111,6 +111,14 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   // True once the transfer failed or every block is where it belongs: no stream is worth
   // reconnecting any more.
   bool over() const;
+  // -p auto: the sender's streams from `first` on take no further block, end cleanly (END both
+  // ways, every block they sent acknowledged) and leave their slots free; a stream must remain.
+  void retire_streams_from(std::uint16_t first) {
+    retire_from_.store(std::max<std::uint16_t>(1, first));
+    wake_idle_streams();
+  }
+  // Data connections moving blocks now.
+  unsigned attached_streams() const;
   // A stream the client stopped reconnecting; when it was the last one, the transfer fails.
   void give_up_stream(std::uint16_t index, const Error& why);
 
@@ -232,6 +240,7 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   std::vector<bool> resumed_;       // receiver: blocks kept from an earlier attempt
   std::atomic<std::uint64_t> resumed_bytes_{0};
   std::atomic<std::uint64_t> recoveries_{0};
+  std::atomic<std::uint16_t> retire_from_{0xffff};
   std::atomic<std::chrono::steady_clock::rep> control_heard_{std::chrono::steady_clock::now().time_since_epoch().count()};
   std::function<void(const std::string&)> stream_event_listener_;
   bool done_signalled_ = false;

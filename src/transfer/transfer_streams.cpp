@@ -115,6 +115,7 @@ awaitable<void> Transfer::send_blocks(Connection& conn, StreamRun& run) {
   const auto heartbeat = heartbeat_of(settings_);
   for (;;) {
     if (over() && !planner_.all_acknowledged()) co_return;  // failed: run_stream reports why
+    if (run.index >= retire_from_.load()) break;  // -p auto shed it: END once its blocks are out
     std::optional<Block> block;
     if (ready_) block = planner_.next();
     if (block) {
@@ -433,8 +434,13 @@ void refresh_tcp(StreamStats& s, int fd) {
 }
 
 std::vector<wire::StreamFigures> Transfer::local_figures() {
+  // Slots up to the last one that ever moved: -p auto opens its slots as it goes, and a view of
+  // 64 streams of which 60 never connected says nothing. A prefix, so positions stay streams.
+  std::size_t used = 1;
+  for (std::size_t i = 0; i < stats_.size(); ++i)
+    if (stats_[i]->fd.load() >= 0 || stats_[i]->bytes.load(std::memory_order_relaxed) > 0) used = i + 1;
   std::vector<wire::StreamFigures> out;
-  for (std::size_t i = 0; i < stats_.size(); ++i) {
+  for (std::size_t i = 0; i < std::min(used, stats_.size()); ++i) {
     StreamStats& s = *stats_[i];
     std::lock_guard lock(s.tcp_mutex);
     if (int fd = s.fd.load(); fd >= 0) refresh_tcp(s, fd);

@@ -138,7 +138,7 @@ TEST(Report, BatchReportMarksEveryFile) {
   const std::string html = read_text(dir / "batch.html");
   EXPECT_NE(html.find("Files over time"), std::string::npos);
   EXPECT_NE(html.find("6 planned: 6 done, 0 skipped, 0 failed"), std::string::npos);
-  EXPECT_NE(html.find("put -r -p 4 -w 0 -c 2"), std::string::npos);
+  EXPECT_NE(html.find("put -r -p auto -w 0 -c 2"), std::string::npos) << "-p auto is the default";
 }
 
 TEST(Report, DoctorJsonRendersAPathSection) {

@@ -8,6 +8,7 @@
 
 #include "pxfer/doctor.hpp"
 #include "pxfer/error.hpp"
+#include "pxfer/json_printer.hpp"
 #include "pxfer/report_html.hpp"
 #include "report/svg_chart.hpp"
 #include "pxfer/report_model.hpp"
@@ -238,4 +239,26 @@ TEST(ReportHtml, ManyRunsOrFilesStayReadable) {
   const std::string lanes = files_chart(many);
   EXPECT_EQ(unbalanced_tags(lanes), "");
   EXPECT_LT(lanes.size(), 503u * 400) << "one small rect per file";
+}
+
+// -p auto says what it chose and why: in the --json summary, in its "streams" events, and so in
+// pxfer report's "streams" rows.
+TEST(ReportParse, AutoStreamsChoiceAndStepsReachThePage) {
+  TransferSummary s;
+  s.bytes = 1 << 20;
+  s.seconds = 1;
+  s.streams = 24;
+  s.stream_choice = "auto 24 (RTT 50 ms, loss 0.011 %, aggregate stopped growing at 24: 236 -> 241 Mbit/s)";
+  const std::string summary = json_summary(IntervalReport{}, s);
+  EXPECT_NE(summary.find("\"streams_auto\":\"auto 24 (RTT 50 ms"), std::string::npos) << summary;
+  const std::string ndjson = R"({"event":"start","direction":"get","source":"pxfer://h:1/f","dest":"f","bytes":1048576,"streams":64,"block_size":2097152}
+)" + json_streams_changed("streams: 4 -> 8 streams (first measurement with 4 streams: 112 Mbit/s)") + "\n" + summary + "\n";
+  report::Run r = parse_run(ndjson, "auto.ndjson");
+  EXPECT_EQ(r.meta.stream_choice, s.stream_choice);
+  ASSERT_EQ(r.meta.stream_steps.size(), 1u);
+  EXPECT_EQ(r.meta.stream_steps[0], "streams: 4 -> 8 streams (first measurement with 4 streams: 112 Mbit/s)");
+  const std::string html = page_of({r});
+  EXPECT_NE(html.find("aggregate stopped growing at 24: 236 -&gt; 241 Mbit/s"), std::string::npos);
+  EXPECT_NE(html.find("streams added and retired"), std::string::npos);
+  EXPECT_EQ(s.streams, 24);
 }

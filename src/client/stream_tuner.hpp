@@ -1,0 +1,32 @@
+#pragma once
+// -p auto applied to a running transfer: every 200 ms it samples the transfer (bytes moved,
+// streams attached, and the sending side's TCP_INFO: RTT, retransmits, cwnd) into the pure
+// StreamController (pxfer/stream_controller.hpp) and carries out its decision: spawns data streams
+// on free slots, or (a put, where this side sends) retires the last ones cleanly.
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "net/connection.hpp"
+#include "pxfer/progress_listener.hpp"
+#include "pxfer/stream_controller.hpp"
+#include "transfer/transfer.hpp"
+
+namespace pxfer {
+
+struct StreamTuning {
+  std::shared_ptr<transfer::Transfer> transfer;
+  StreamController* controller = nullptr;
+  std::function<void(std::uint16_t index)> spawn;                 // starts data stream `index`
+  std::function<std::vector<wire::StreamFigures>()> figures;     // the sending side's, as known here
+  ProgressListener* listener = nullptr;                          // told of each step (--stream-stats)
+};
+
+// A sample of the transfer for the controller.
+PathSample path_sample(Clock::time_point now, std::uint64_t bytes, unsigned streams,
+                       const std::vector<wire::StreamFigures>& figures);
+
+// Runs until cancelled (net::first_of with the transfer's control exchange), settled or not.
+net::awaitable<void> tune_streams(StreamTuning tuning);
+
+}  // namespace pxfer

@@ -1,0 +1,164 @@
+// -p auto: the phase arithmetic of pxfer/stream_controller.hpp.
+#include "pxfer/stream_controller.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace pxfer {
+namespace {
+
+std::string mbit(double bytes_per_s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.0f", bytes_per_s * 8 / 1e6);
+  return text;
+}
+
+std::string rate_change(double from, double to) {
+  return mbit(from) + " -> " + mbit(to) + " Mbit/s";
+}
+
+Clock::duration millis(double ms) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(ms)); }
+
+}  // namespace
+
+std::string_view stream_move_name(StreamMove move) {
+  switch (move) {
+    case StreamMove::grow: return "grow";
+    case StreamMove::shed: return "shed";
+    case StreamMove::settle: return "settle";
+  }
+  return "settle";
+}
+
+StreamController::StreamController(const StreamControllerSettings& settings, Clock::time_point start)
+    : settings_(settings), start_(start) {
+  settings_.ceiling = std::max<std::uint16_t>(1, settings_.ceiling);
+  settings_.start = std::clamp<std::uint16_t>(settings_.start, 1, settings_.ceiling);
+  target_ = settings_.start;
+  phase_start_ = start;
+  if (settings_.start == settings_.ceiling) {
+    settled_ = true;
+    why_ = "at most " + std::to_string(settings_.ceiling) + (settings_.ceiling == 1 ? " stream" : " streams") +
+           " for this transfer";
+  }
+}
+
+Clock::duration StreamController::warmup() const { return std::max<Clock::duration>(settings_.min_warmup, millis(4 * rtt_ms_)); }
+Clock::duration StreamController::phase() const { return std::max<Clock::duration>(settings_.min_phase, millis(8 * rtt_ms_)); }
+
+void StreamController::start_phase(std::uint16_t count, Clock::time_point at) {
+  target_ = count;
+  phase_start_ = at;
+  measure_start_.reset();
+}
+
+std::optional<double> StreamController::loss() const {
+  if (segments_ == 0) return std::nullopt;
+  return static_cast<double>(retransmits_) / static_cast<double>(segments_);
+}
+
+std::optional<StreamStep> StreamController::observe(const PathSample& s) {
+  if (s.rtt_ms > 0) rtt_ms_ = s.rtt_ms;
+  segments_ = std::max(segments_, s.segments);
+  retransmits_ = std::max(retransmits_, s.retransmits);
+  if (settled_) return std::nullopt;
+  if (s.tail) {
+    settled_ = true;
+    if (why_.empty()) why_ = "the transfer ended before a measurement";
+    return std::nullopt;
+  }
+  // A phase counts from the moment all its streams move: connecting takes round trips of its own.
+  if (s.streams < target_) {
+    phase_start_ = s.at;
+    measure_start_.reset();
+    return std::nullopt;
+  }
+  if (!measure_start_) {
+    if (s.at - phase_start_ < warmup()) return std::nullopt;
+    measure_start_ = s.at;
+    measure_bytes_ = s.bytes;
+    return std::nullopt;
+  }
+  const auto measured = s.at - *measure_start_;
+  if (measured < phase() || s.bytes < measure_bytes_ + settings_.min_phase_bytes) return std::nullopt;
+  const double seconds = std::chrono::duration<double>(measured).count();
+  const double rate = static_cast<double>(s.bytes >= measure_bytes_ ? s.bytes - measure_bytes_ : 0) / seconds;
+  StreamStep step = finish_phase(rate, std::chrono::duration<double>(s.at - start_).count());
+  if (step.move == StreamMove::grow || step.move == StreamMove::shed) start_phase(step.to, s.at);
+  if (step.move != StreamMove::grow) settled_ = true;
+  steps_.push_back(step);
+  return step;
+}
+
+StreamStep StreamController::finish_phase(double rate, double at_s) {
+  StreamStep step;
+  step.at_s = at_s;
+  step.from = target_;
+  step.rate_Bps = rate;
+  step.best_Bps = best_rate_;
+  last_rate_ = rate;
+  const std::uint16_t n = target_;
+  auto grow = [&](std::uint16_t by, std::string reason) {
+    step.move = StreamMove::grow;
+    step.to = static_cast<std::uint16_t>(std::min<unsigned>(settings_.ceiling, n + std::max<unsigned>(1, by)));
+    step.reason = std::move(reason);
+    why_ = "still growing at " + std::to_string(n) + ": " + (step.best_Bps > 0 ? rate_change(step.best_Bps, rate) : mbit(rate) + " Mbit/s");
+  };
+  if (!best_count_) {
+    best_count_ = n;
+    best_rate_ = rate;
+    grow(n, "first measurement with " + std::to_string(n) + " streams: " + mbit(rate) + " Mbit/s");
+  } else {
+    const double change = best_rate_ > 0 ? rate / best_rate_ - 1 : (rate > 0 ? 1.0 : 0.0);
+    char up[48];
+    std::snprintf(up, sizeof up, "%+.1f %%", change * 100);
+    if (change >= settings_.gain) {
+      best_count_ = n;
+      best_rate_ = rate;
+      grow(change >= 0.5 ? n : n / 2, "aggregate " + rate_change(step.best_Bps, rate) + " (" + up + ")");
+    } else if (change < settings_.steal && settings_.can_shed) {
+      step.move = StreamMove::shed;
+      step.to = *best_count_;
+      step.reason = "the added streams only took from the others: " + rate_change(step.best_Bps, rate) + " (" + up + ")";
+      why_ = "aggregate stopped growing at " + std::to_string(*best_count_) + ": " + rate_change(step.best_Bps, rate) +
+             " with " + std::to_string(n);
+    } else {
+      step.move = StreamMove::settle;
+      step.to = n;
+      step.reason = "aggregate stopped growing: " + rate_change(step.best_Bps, rate) + " (" + up + ")";
+      why_ = "aggregate stopped growing at " + std::to_string(n) + ": " + rate_change(step.best_Bps, rate);
+    }
+  }
+  if (step.move == StreamMove::grow && step.to == n) {  // at the ceiling already
+    step.move = StreamMove::settle;
+    step.reason = "at the ceiling of " + std::to_string(settings_.ceiling) + " streams";
+    why_ = "at the ceiling of " + std::to_string(n) + ": " + mbit(rate) + " Mbit/s";
+  }
+  return step;
+}
+
+std::string StreamController::evidence() const {
+  std::string text = "auto " + std::to_string(target_) + " (";
+  char part[64];
+  if (rtt_ms_ > 0) {
+    std::snprintf(part, sizeof part, "RTT %.0f ms, ", rtt_ms_);
+    text += part;
+  }
+  if (auto l = loss()) {
+    std::snprintf(part, sizeof part, "loss %.3f %%, ", *l * 100);
+    text += part;
+  }
+  text += why_.empty() ? "the transfer ended before a measurement" : why_;
+  return text + ")";
+}
+
+std::string format_step(const StreamStep& step) {
+  std::string text = "streams: " + std::to_string(step.from);
+  if (step.to != step.from) text += " -> " + std::to_string(step.to);
+  text += step.to == 1 && step.from == 1 ? " stream" : " streams";
+  if (step.move == StreamMove::settle) text += ", settled";
+  return text + " (" + step.reason + ")";
+}
+
+}  // namespace pxfer
