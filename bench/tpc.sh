@@ -21,7 +21,7 @@ ln "$work/a/src.bin" "$work/client/src.bin"  # the same bytes for put, without a
 bytes=$(stat -c %s "$work/a/src.bin")
 export PXFER_KNOWN_HOSTS="$work/known_hosts"
 for s in a b; do
-  "$bin/pxferd" --root "$work/$s" --listen 127.0.0.1:0 --insecure-no-auth --tpc-allow 127.0.0.1 \
+  "$bin/pxferd" --root "$work/$s" --listen 127.0.0.1:0 --insecure-no-auth --tpc-allow "127.0.0.1:*" \
     --state-dir "$work/state-$s" --port-file "$work/port-$s" 2>"$work/$s.log" &
   if [ "$s" = a ]; then apid=$!; else bpid=$!; fi
 done

@@ -15,6 +15,7 @@
 #include "cp_command.hpp"
 #include "namespace_command.hpp"
 #include "process_memory.hpp"
+#include "pxfer/interrupt_watch.hpp"
 #include "report_command.hpp"
 #include "client_help.hpp"
 #include "command_line.hpp"
@@ -289,7 +290,7 @@ int run_sweep_command(const SweepArgs& a, const SecurityArgs& security) {
       if (c.failures) return exit_code(Errc::network);
     return 0;
   } catch (const Error& e) {
-    std::fprintf(stderr, "pxfer: %s\n", e.what());
+    std::fprintf(stderr, "pxfer: %s\n", log_safe(e.what()).c_str());
     return exit_code(e.code());
   }
 }
@@ -315,7 +316,7 @@ int run_doctor(std::string url_text, const std::string& target, double loss_pct,
                stdout);
     return 0;
   } catch (const Error& e) {
-    std::fprintf(stderr, "pxfer: %s\n", e.what());
+    std::fprintf(stderr, "pxfer: %s\n", log_safe(e.what()).c_str());
     return exit_code(e.code());
   }
 }
@@ -366,14 +367,14 @@ int run_transfer_command(bool is_put, const CommonArgs& args, const cli::BatchAr
     text.close_line();  // an error starts on a line of its own
     if (args.json) json.on_error(e);
     std::fflush(stdout);
-    std::fprintf(stderr, "pxfer: %s\n", e.what());
+    std::fprintf(stderr, "pxfer: %s\n", log_safe(e.what()).c_str());
     if (recorder && !recorder->empty()) {  // a run that started: its page shows the error
       recorder->on_error(e);
       cli::write_recorded_report(args.report, *recorder, args.quiet || args.json);
     }
     return exit_code(e.code());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "pxfer: internal error: %s (please report it)\n", e.what());
+    std::fprintf(stderr, "pxfer: internal error: %s (please report it)\n", log_safe(e.what()).c_str());
     return exit_code(Errc::internal);
   }
 }
@@ -418,7 +419,7 @@ int run_third_party(const CpArgs& a, const std::string& source, const std::strin
     text.close_line();
     if (a.common.json) json.on_error(e);
     std::fflush(stdout);
-    std::fprintf(stderr, "pxfer: %s\n", e.what());
+    std::fprintf(stderr, "pxfer: %s\n", log_safe(e.what()).c_str());
     return exit_code(e.code());
   }
 }
@@ -444,7 +445,7 @@ int run_cp_command(const CpArgs& a, const SecurityArgs& security) {
         },
         [&](const std::string& s, const std::string& d) { return run_third_party(a, s, d, security); });
   } catch (const Error& e) {
-    std::fprintf(stderr, "pxfer: %s\n", e.what());
+    std::fprintf(stderr, "pxfer: %s\n", log_safe(e.what()).c_str());
     return exit_code(e.code());
   }
 }
@@ -517,7 +518,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {  // --help, --version
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "pxfer: %s (see pxfer --help)\n", e.what());
+    std::fprintf(stderr, "pxfer: %s (see pxfer --help)\n", log_safe(e.what()).c_str());
     return exit_code(Errc::usage);
   }
 
@@ -526,6 +527,9 @@ int main(int argc, char** argv) {
   if (report->parsed()) return cli::run_report_command(report_args);
   if (const CLI::App* ns = ns_commands.parsed())
     return cli::run_namespace_command(*ns, ns_args, [&] { return to_security(security); });
+  // From here on Ctrl-C and SIGTERM end the whole command, caught (never the default kill): no
+  // file starts after them, the ones in flight stay resumable, one line says what did not finish.
+  const InterruptWatch interrupt_watch;
   if (cp->parsed()) return run_cp_command(cp_args, security);
   const bool is_put = put->parsed();
   return is_put ? run_transfer_command(true, put_args, put_batch, put_local, put_remote, security)

@@ -2,10 +2,15 @@
 // passive server, TPC_START to the active one, then its TPC_PROGRESS frames until TPC_DONE.
 #include "pxfer/tpc.hpp"
 
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <algorithm>
 
 #include "connect.hpp"
 #include "net/frame_io.hpp"
+#include "net/race.hpp"
+#include "pxfer/interrupt_watch.hpp"
+#include "pxfer/interruption.hpp"
 #include "path_names.hpp"
 #include "pxfer/log_safe.hpp"
 #include "pxfer/stream_meter.hpp"
@@ -101,7 +106,7 @@ awaitable<void> follow(ControlLink& active, const Plan& p, TransferSummary& summ
   }
 }
 
-awaitable<void> attempt(const Plan& p, TransferSummary& summary) {
+awaitable<void> attempt_body(const Plan& p, TransferSummary& summary) {
   auto trust = p.trust;
   const auto timeout = p.options.connect_timeout;
   ControlLink src = co_await open_control(p.source, timeout, trust);
@@ -133,6 +138,24 @@ awaitable<void> attempt(const Plan& p, TransferSummary& summary) {
   if (p.listener) p.listener->on_start(summary);
   co_await net::send_message(*active.connection, start);
   co_await follow(active, p, summary);
+}
+
+// Ctrl-C or SIGTERM: the attempt unwinds, its connections close, the active server sees its
+// client leave and cancels the copy (keeping the partial file for a resume), and the command ends
+// (issue 34).
+awaitable<void> interrupted() {
+  boost::asio::signal_set signals(co_await boost::asio::this_coro::executor, SIGINT, SIGTERM);
+  if (interruption_signal() == 0) {
+    auto [ec, signo] = co_await signals.async_wait(net::use_tuple);
+    if (ec) co_return;
+    if (!interrupt_watch_alive()) throw Error(Errc::interrupted, "interrupted: the third-party copy was cancelled");
+    note_interruption(signo);
+  }
+  throw interruption_error("the third-party copy was cancelled on the servers (run the same command again to resume)");
+}
+
+awaitable<void> attempt(const Plan& p, TransferSummary& summary) {
+  co_await net::first_of(attempt_body(p, summary), interrupted());
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 // Who a client is and what it may touch: the server's authentication policy (which credentials it
 // accepts, refusing to run open to the world), a control session's identity and grants after AUTH,
 // and the check of each request's path. The tokens and access files can be replaced while the
-// server runs (reload): a session keeps the rights it was given at login.
+// server runs (reload): the sessions of a revoked credential end, the others are held to the new
+// files from their next request (issue 34).
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -11,6 +12,7 @@
 
 #include "auth.hpp"
 #include "auth_tables.hpp"
+#include "live_sessions.hpp"
 #include "net/connection.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/server.hpp"
@@ -18,14 +20,18 @@
 
 namespace pxfer::server {
 
-// What a control session may do, decided once at AUTH.
+// What a control session may do, decided at AUTH and again after each reload.
 struct SessionRights {
+  // How the session logged in, for a reload to decide its rights again (Authenticator::recheck).
+  enum class Via : std::uint8_t { grant, certificate, token, anonymous };
   std::string identity;
   std::vector<Grant> grants;
   std::uint8_t wire_rights() const;  // wire::right_read | wire::right_write, for AUTH_OK
   // Set when the session logged in with a third-party copy grant (tpc_grants.hpp): it may make
   // only the one OPEN the grant names.
   std::optional<TpcScope> tpc;
+  Via via = Via::grant;
+  std::optional<TokenEntry> token;  // Via::token: the tokens-file entry it matched (not the token)
 };
 
 class Authenticator {
@@ -48,11 +54,22 @@ class Authenticator {
   // throws it (auth_tables.hpp: reload_auth).
   void reload(const std::string& tokens_file, const std::string& access_file);
 
+  // The rights of a session that logged in as `rights` says, under the files in force now: the
+  // same, narrower or wider grants. Throws Error(permission, "credential revoked by the server's
+  // reload: ...") when its token or certificate identity lost every access line, or its token's
+  // line was removed. A grant's session keeps its one transfer.
+  SessionRights recheck(const SessionRights& rights) const;
+  // Changes with every reload that swapped the files in.
+  std::uint64_t generation() const { return tables_.generation(); }
+  // The sessions logged in now: a reload runs their callbacks.
+  LiveSessions& live() const { return live_; }
+
  private:
   SessionRights rights_for(const AuthFiles& files, const std::string& name, bool anonymous) const;
 
   const ServerOptions options_;
   AuthTables tables_;
+  mutable LiveSessions live_;
 };
 
 }  // namespace pxfer::server

@@ -1,6 +1,7 @@
 #include "tpc_service.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <sys/stat.h>
@@ -118,8 +119,16 @@ wire::TpcDone done_of(const TransferSummary& s) {
   return d;
 }
 
+// Whether the steering client closed its end (FIN or reset), even with bytes of it unread (TLS's
+// close_notify): it sends nothing while its copy runs, so nothing else can be there.
+bool client_hung_up(net::Connection& control) {
+  pollfd p{control.socket().native_handle(), POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
 // TPC_PROGRESS each interval while the copy thread runs (checked every 20 ms, so that TPC_DONE
-// follows the copy's end closely), then TPC_DONE or the copy's error.
+// follows the copy's end closely), then TPC_DONE or the copy's error. A client that leaves (Ctrl-C)
+// cancels the copy within those 20 ms, not at the next report (issue 34).
 awaitable<void> report_until_done(net::Connection& control, CopyRun& run, std::uint32_t interval_ms, std::uint64_t total) {
   asio::steady_timer timer(co_await asio::this_coro::executor);
   const auto interval = std::chrono::milliseconds(std::clamp<std::uint32_t>(interval_ms, 100, 60'000));
@@ -127,6 +136,11 @@ awaitable<void> report_until_done(net::Connection& control, CopyRun& run, std::u
   while (!run.finished) {
     timer.expires_after(std::chrono::milliseconds(20));
     co_await timer.async_wait(asio::use_awaitable);
+    if (!run.finished && client_hung_up(control)) {
+      spdlog::info("client={} went away during its third-party copy: copy aborted", control.peer());
+      run.abort();
+      throw Error(Errc::network, "the client steering the third-party copy went away");
+    }
     if (run.finished || Clock::now() < next_report) continue;
     next_report += interval;
     wire::Message progress = wire::TpcProgress{run.bytes.load(), total, run.latest_streams()};
@@ -146,6 +160,14 @@ awaitable<void> report_until_done(net::Connection& control, CopyRun& run, std::u
 
 // The copy on a thread of its own: a ClientSession blocks its caller. `source_fd` (a push's file,
 // or -1) is closed when the copy ends.
+// What the steering client hears when the copy failed before the peer proved to be the pxfer
+// server its fingerprint names: a fixed text, never what the other end said or how the connection
+// failed, so a third-party copy cannot serve as a port scanner (issue 34).
+Error unproven_peer(const Url& target) {
+  return Error(Errc::network, "the peer at " + target.authority() +
+                                  " is not a pxfer server with the fingerprint given, or refused the connection (third-party copy)");
+}
+
 void launch(std::shared_ptr<CopyRun> run, const ClientOptions& options, const ClientSecurity& security, const Url& target,
             const std::string& local, bool push, int source_fd) {
   std::thread([run, options, security, target, local, push, source_fd] {
@@ -154,6 +176,10 @@ void launch(std::shared_ptr<CopyRun> run, const ClientOptions& options, const Cl
       run->attach(&session);
       try {
         run->summary = push ? session.put(local, target, options, run.get()) : session.get(target, local, options, run.get());
+      } catch (const Error& e) {
+        run->attach(nullptr);
+        if (!session.verified(target)) throw unproven_peer(target);
+        throw;
       } catch (...) {
         run->attach(nullptr);
         throw;

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "cli_support.hpp"
+
 namespace pxfer::pxferd {
 
 bool stderr_is_journal() {
@@ -21,12 +23,17 @@ bool stderr_is_journal() {
          static_cast<unsigned long long>(st.st_ino) == ino;
 }
 
+// Both sinks sit behind LogSafeSink, as the client's does: a path, identity or error text a client
+// sent cannot write a second line, a terminal sequence or a bidi override into the log, whichever
+// call logs it (issue 34).
 void set_up_logging(bool verbose) {
   if (stderr_is_journal()) {
     // The journal stamps time, host and PID itself; the message is the bare line.
-    spdlog::set_default_logger(spdlog::systemd_logger_mt("pxferd", "pxferd"));
+    auto sink = std::make_shared<cli::LogSafeSink>(std::make_shared<spdlog::sinks::systemd_sink_mt>("pxferd"));
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("pxferd", std::move(sink)));
   } else {
-    spdlog::set_default_logger(spdlog::stderr_color_mt("pxferd"));
+    auto sink = std::make_shared<cli::LogSafeSink>(std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("pxferd", std::move(sink)));
     spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %^%l%$ %v");
   }
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
