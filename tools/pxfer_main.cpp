@@ -325,6 +325,9 @@ int run_doctor(std::string url_text, const std::string& target, double loss_pct,
 // and URL, a get's URL and local path), checked here: --from-file needs neither.
 int run_transfer_command(bool is_put, const CommonArgs& args, const cli::BatchArgs& batch, const std::string& source,
                          const std::string& dest, const SecurityArgs& security) {
+  // Ctrl-C and SIGTERM end the whole command, caught (never the default kill): no file starts
+  // after them, the ones in flight stay resumable, one line says what did not finish (issue 34).
+  const InterruptWatch interrupt_watch;
   cli::set_verbosity(args.verbose);
   JsonPrinter json(stdout);
   // The bar on a terminal; the gridftp lines otherwise or with --rate-lines.
@@ -437,6 +440,7 @@ CLI::App* add_cp_command(CLI::App& app, CpArgs& a) {
 }
 
 int run_cp_command(const CpArgs& a, const SecurityArgs& security) {
+  const InterruptWatch interrupt_watch;  // as for put and get: the whole command stops on a signal
   try {
     return cli::run_cp(
         a.paths, !a.batch.from_file.empty(),
@@ -527,9 +531,6 @@ int main(int argc, char** argv) {
   if (report->parsed()) return cli::run_report_command(report_args);
   if (const CLI::App* ns = ns_commands.parsed())
     return cli::run_namespace_command(*ns, ns_args, [&] { return to_security(security); });
-  // From here on Ctrl-C and SIGTERM end the whole command, caught (never the default kill): no
-  // file starts after them, the ones in flight stay resumable, one line says what did not finish.
-  const InterruptWatch interrupt_watch;
   if (cp->parsed()) return run_cp_command(cp_args, security);
   const bool is_put = put->parsed();
   return is_put ? run_transfer_command(true, put_args, put_batch, put_local, put_remote, security)

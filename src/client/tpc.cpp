@@ -106,11 +106,16 @@ awaitable<void> follow(ControlLink& active, const Plan& p, TransferSummary& summ
   }
 }
 
-awaitable<void> attempt_body(const Plan& p, TransferSummary& summary) {
+// The attempt's control connections, for an interruption to close.
+using OpenLinks = std::vector<std::shared_ptr<net::Connection>>;
+
+awaitable<void> attempt_body(const Plan& p, TransferSummary& summary, OpenLinks& open) {
   auto trust = p.trust;
   const auto timeout = p.options.connect_timeout;
   ControlLink src = co_await open_control(p.source, timeout, trust);
+  open.push_back(src.connection);
   ControlLink dst = co_await open_control(p.dest, timeout, trust);
+  open.push_back(dst.connection);
   require_tpc(src);
   require_tpc(dst);
   wire::Message ask_stat = wire::Stat{p.source.path};
@@ -140,22 +145,23 @@ awaitable<void> attempt_body(const Plan& p, TransferSummary& summary) {
   co_await follow(active, p, summary);
 }
 
-// Ctrl-C or SIGTERM: the attempt unwinds, its connections close, the active server sees its
-// client leave and cancels the copy (keeping the partial file for a resume), and the command ends
-// (issue 34).
-awaitable<void> interrupted() {
+// Ctrl-C or SIGTERM: the attempt's connections close (no read on them outlives the signal), the
+// active server sees its client leave and cancels the copy (keeping the partial file for a
+// resume), and the command ends (issue 34).
+awaitable<void> interrupted(OpenLinks& open) {
   boost::asio::signal_set signals(co_await boost::asio::this_coro::executor, SIGINT, SIGTERM);
   if (interruption_signal() == 0) {
     auto [ec, signo] = co_await signals.async_wait(net::use_tuple);
     if (ec) co_return;
-    if (!interrupt_watch_alive()) throw Error(Errc::interrupted, "interrupted: the third-party copy was cancelled");
-    note_interruption(signo);
+    if (interrupt_watch_alive()) note_interruption(signo);
   }
+  for (const auto& connection : open) connection->close();
   throw interruption_error("the third-party copy was cancelled on the servers (run the same command again to resume)");
 }
 
 awaitable<void> attempt(const Plan& p, TransferSummary& summary) {
-  co_await net::first_of(attempt_body(p, summary), interrupted());
+  OpenLinks open;
+  co_await net::first_of(attempt_body(p, summary, open), interrupted(open));
 }
 
 }  // namespace
