@@ -25,7 +25,8 @@ class RatePacer {
 
 // When waits on a pacer give up: pxferd's emulated slow disk must not hold up a SIGTERM (issue 34:
 // a write paced at 4K/s kept pxferd for ~4 min, a second SIGTERM too). The server sets the drain's
-// deadline, or now on a stop; a paced write past it ends with Error(interrupted). Thread-safe.
+// deadline, or now on a stop; a paced write past it ends with Error(network), as the transfers a
+// stop aborts do ("the server is shutting down; retry later"). Thread-safe.
 class PacingStop {
  public:
   // The earliest deadline set wins.

@@ -258,8 +258,8 @@ void FileSink::pace(std::size_t bytes) {
   const auto until = write_pacer_->reserve(Clock::now(), static_cast<double>(bytes));
   for (auto now = Clock::now(); now < until; now = Clock::now()) {
     if (pacing_stop_ && pacing_stop_->due(now))
-      throw Error(Errc::interrupted, path_ + ": write abandoned: the server is shutting down (the partial file is kept "
-                                             "for a resume)");
+      throw Error(Errc::network, path_ + ": the server is shutting down; retry later (a paced write was abandoned, "
+                                         "the partial file is kept for a resume)");
     std::this_thread::sleep_for(std::min<Clock::duration>(until - now, std::chrono::milliseconds(20)));
   }
 }

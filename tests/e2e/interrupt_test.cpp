@@ -108,13 +108,14 @@ TEST_P(InterruptBatch, PutRecursiveEndsWithinASecondAndStartsNoOtherFile) {
   RunResult again = run_pxfer("put", "-r", "-c", "1", src, server.url("dst/"));
   EXPECT_EQ(again.exit_code, 0) << again.err;
   for (int i = 0; i < 6; ++i)
-    EXPECT_TRUE(files_equal(src + "/f" + std::to_string(i) + ".bin", root + "/dst/f" + std::to_string(i) + ".bin"));
+    EXPECT_TRUE(files_equal(src + "/f" + std::to_string(i) + ".bin", root + "/dst/src/f" + std::to_string(i) + ".bin"));
 }
 
 // get -r -c 1 --retries 3 through a proxy that carries 8 MB/s.
 TEST_P(InterruptBatch, GetRecursiveEndsWithinASecondAndKeepsThePartialHidden) {
   TempDir dir;
   const std::string root = dir.subdir("root"), local = dir.subdir("local");
+  dir.subdir("root/src");
   for (int i = 0; i < 6; ++i) make_file(root + "/src/f" + std::to_string(i) + ".bin", 4 * MiB + 1, i + 1);
   ServerProcess server(root);
   pxfer::testing::FaultProxy proxy(server.port());
