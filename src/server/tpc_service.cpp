@@ -178,7 +178,10 @@ void launch(std::shared_ptr<CopyRun> run, const ClientOptions& options, const Cl
         run->summary = push ? session.put(local, target, options, run.get()) : session.get(target, local, options, run.get());
       } catch (const Error& e) {
         run->attach(nullptr);
-        if (!session.verified(target)) throw unproven_peer(target);
+        // Only what the connection could have told: a local refusal (the file exists) stays as it is.
+        const Errc c = e.code();
+        if (!session.verified(target) && (c == Errc::network || c == Errc::protocol || c == Errc::permission))
+          throw unproven_peer(target);
         throw;
       } catch (...) {
         run->attach(nullptr);
