@@ -22,8 +22,8 @@ bytes=$(stat -c %s "$work/a/root/src.bin")
 export PXFER_KNOWN_HOSTS="$work/known_hosts"
 # shellcheck source=bench/lab/lib.sh
 source "$here/bench/lab/lib.sh"
-lab_loopback_server "$bin" "$work/a" --tpc-allow 127.0.0.1; apid=$LAB_LOOPBACK_PID; A=$LAB_LOOPBACK_URL
-lab_loopback_server "$bin" "$work/b" --tpc-allow 127.0.0.1; bpid=$LAB_LOOPBACK_PID; B=$LAB_LOOPBACK_URL
+lab_loopback_server "$bin" "$work/a" --tpc-allow '127.0.0.1:*'; apid=$LAB_LOOPBACK_PID; A=$LAB_LOOPBACK_URL
+lab_loopback_server "$bin" "$work/b" --tpc-allow '127.0.0.1:*'; bpid=$LAB_LOOPBACK_PID; B=$LAB_LOOPBACK_URL
 sleep 0.3
 
 # Runs pxfer "$@", prints "SECONDS CLIENT_BYTES": wall time and the last rchar + wchar seen.

@@ -12,6 +12,7 @@
 #include "pxfer/batch_printer.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/json_printer.hpp"
+#include "pxfer/log_safe.hpp"
 #include "pxfer/report_recorder.hpp"
 #include "pxfer/units.hpp"
 
@@ -160,7 +161,8 @@ inline int run_batch_command(const BatchPlan& plan, BatchOptions options, bool q
   if (display.recorder) display.recorder->add(json_batch_summary(report));
   if (json) {
     json_printer.emit(json_batch_summary(report));
-    for (const auto& e : report.setup_errors) std::fprintf(stderr, "pxfer: failed: %s\n", e.what());
+    for (const auto& e : report.setup_errors) std::fprintf(stderr, "pxfer: failed: %s\n", log_safe(e.what()).c_str());
+    if (!report.unfinished.empty()) std::fprintf(stderr, "pxfer: %s\n", format_unfinished(report).c_str());
     return report.first_failure ? exit_code(*report.first_failure) : 0;
   }
   text_printer.clear_bar();

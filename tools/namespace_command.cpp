@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pxfer/error.hpp"
+#include "pxfer/log_safe.hpp"
 #include "pxfer/namespace.hpp"
 
 namespace pxfer::cli {
@@ -41,7 +42,7 @@ void print_json(const json& j) { std::printf("%s\n", j.dump().c_str()); }
 
 void print_long(const RemoteEntry& e) {
   std::printf("%s %15llu %s %s%s\n", mode_text(e).c_str(), static_cast<unsigned long long>(e.size),
-              time_text(e.mtime_ns).c_str(), e.name.c_str(), e.is_directory() ? "/" : "");
+              time_text(e.mtime_ns).c_str(), log_safe(e.name).c_str(), e.is_directory() ? "/" : "");
 }
 
 void run_ls(RemoteNamespace& ns, const NamespaceArgs& a) {
@@ -56,7 +57,7 @@ void run_ls(RemoteNamespace& ns, const NamespaceArgs& a) {
     }
     for (const auto& e : entries) {
       if (a.long_format) print_long(e);
-      else std::printf("%s%s\n", e.name.c_str(), e.is_directory() ? "/" : "");
+      else std::printf("%s%s\n", log_safe(e.name).c_str(), e.is_directory() ? "/" : "");
     }
   }
 }
@@ -71,7 +72,7 @@ void run_stat(RemoteNamespace& ns, const NamespaceArgs& a) {
       j["url"] = url.to_string();
       print_json(j);
     } else {
-      std::printf("  URL: %s\n Type: %s\n Size: %llu\n Mode: %04o (%s)\nMtime: %s\n", url.to_string().c_str(),
+      std::printf("  URL: %s\n Type: %s\n Size: %llu\n Mode: %04o (%s)\nMtime: %s\n", log_safe(url.to_string()).c_str(),
                   e.is_directory() ? "directory" : "regular file", static_cast<unsigned long long>(e.size), e.mode,
                   mode_text(e).c_str(), time_text(e.mtime_ns).c_str());
     }
@@ -88,7 +89,7 @@ void run_sum(RemoteNamespace& ns, const NamespaceArgs& a) {
       print_json(json{{"url", url.to_string()}, {"algorithm", std::string(checksum_name(*algo))}, {"value", sum.value},
                       {"size", sum.size}});
     else
-      std::printf("%s %s\n", url.to_string().c_str(), sum.value.c_str());  // as gfal-sum prints
+      std::printf("%s %s\n", log_safe(url.to_string()).c_str(), log_safe(sum.value).c_str());  // as gfal-sum prints
   }
 }
 
@@ -181,7 +182,7 @@ int run_namespace_command(const CLI::App& command, const NamespaceArgs& a,
     std::fflush(stdout);
     if (a.json) print_json(json{{"op", command.get_name()}, {"result", "error"}, {"class", std::string(errc_name(e.code()))},
                                 {"message", e.what()}});
-    std::fprintf(stderr, "pxfer: %s\n", e.what());
+    std::fprintf(stderr, "pxfer: %s\n", log_safe(e.what()).c_str());
     return exit_code(e.code());
   }
 }

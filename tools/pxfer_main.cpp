@@ -15,6 +15,7 @@
 #include "cp_command.hpp"
 #include "namespace_command.hpp"
 #include "process_memory.hpp"
+#include "pxfer/interrupt_watch.hpp"
 #include "report_command.hpp"
 #include "token_discovery.hpp"
 #include "client_help.hpp"
@@ -296,7 +297,7 @@ int run_sweep_command(const SweepArgs& a, const SecurityArgs& security) {
       if (c.failures) return exit_code(Errc::network);
     return 0;
   } catch (const Error& e) {
-    std::fprintf(stderr, "pxfer: %s\n", e.what());
+    std::fprintf(stderr, "pxfer: %s\n", log_safe(e.what()).c_str());
     return exit_code(e.code());
   }
 }
@@ -322,7 +323,7 @@ int run_doctor(std::string url_text, const std::string& target, double loss_pct,
                stdout);
     return 0;
   } catch (const Error& e) {
-    std::fprintf(stderr, "pxfer: %s\n", e.what());
+    std::fprintf(stderr, "pxfer: %s\n", log_safe(e.what()).c_str());
     return exit_code(e.code());
   }
 }
@@ -331,6 +332,9 @@ int run_doctor(std::string url_text, const std::string& target, double loss_pct,
 // and URL, a get's URL and local path), checked here: --from-file needs neither.
 int run_transfer_command(bool is_put, const CommonArgs& args, const cli::BatchArgs& batch, const std::string& source,
                          const std::string& dest, const SecurityArgs& security) {
+  // Ctrl-C and SIGTERM end the whole command, caught (never the default kill): no file starts
+  // after them, the ones in flight stay resumable, one line says what did not finish (issue 34).
+  const InterruptWatch interrupt_watch;
   cli::set_verbosity(args.verbose);
   JsonPrinter json(stdout);
   // The bar on a terminal; the gridftp lines otherwise or with --rate-lines.
@@ -373,14 +377,14 @@ int run_transfer_command(bool is_put, const CommonArgs& args, const cli::BatchAr
     text.close_line();  // an error starts on a line of its own
     if (args.json) json.on_error(e);
     std::fflush(stdout);
-    std::fprintf(stderr, "pxfer: %s\n", e.what());
+    std::fprintf(stderr, "pxfer: %s\n", log_safe(e.what()).c_str());
     if (recorder && !recorder->empty()) {  // a run that started: its page shows the error
       recorder->on_error(e);
       cli::write_recorded_report(args.report, *recorder, args.quiet || args.json);
     }
     return exit_code(e.code());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "pxfer: internal error: %s (please report it)\n", e.what());
+    std::fprintf(stderr, "pxfer: internal error: %s (please report it)\n", log_safe(e.what()).c_str());
     return exit_code(Errc::internal);
   }
 }
@@ -425,7 +429,7 @@ int run_third_party(const CpArgs& a, const std::string& source, const std::strin
     text.close_line();
     if (a.common.json) json.on_error(e);
     std::fflush(stdout);
-    std::fprintf(stderr, "pxfer: %s\n", e.what());
+    std::fprintf(stderr, "pxfer: %s\n", log_safe(e.what()).c_str());
     return exit_code(e.code());
   }
 }
@@ -443,6 +447,7 @@ CLI::App* add_cp_command(CLI::App& app, CpArgs& a) {
 }
 
 int run_cp_command(const CpArgs& a, const SecurityArgs& security) {
+  const InterruptWatch interrupt_watch;  // as for put and get: the whole command stops on a signal
   try {
     return cli::run_cp(
         a.paths, !a.batch.from_file.empty(),
@@ -451,7 +456,7 @@ int run_cp_command(const CpArgs& a, const SecurityArgs& security) {
         },
         [&](const std::string& s, const std::string& d) { return run_third_party(a, s, d, security); });
   } catch (const Error& e) {
-    std::fprintf(stderr, "pxfer: %s\n", e.what());
+    std::fprintf(stderr, "pxfer: %s\n", log_safe(e.what()).c_str());
     return exit_code(e.code());
   }
 }
@@ -524,7 +529,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {  // --help, --version
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "pxfer: %s (see pxfer --help)\n", e.what());
+    std::fprintf(stderr, "pxfer: %s (see pxfer --help)\n", log_safe(e.what()).c_str());
     return exit_code(Errc::usage);
   }
 

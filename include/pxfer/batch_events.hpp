@@ -57,6 +57,9 @@ struct BatchReport {
   std::size_t skipped = 0;
   std::size_t planned = 0;         // files in the plan
   std::optional<Errc> first_failure;
+  // After Ctrl-C or SIGTERM (issue 34): the files that did not finish, in flight (left resumable)
+  // or never started, by source name; first_failure is then Errc::interrupted.
+  std::vector<std::string> unfinished;
 };
 
 // The whole run's progress, sampled every BatchOptions::interval.

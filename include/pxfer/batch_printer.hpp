@@ -41,5 +41,7 @@ std::string format_outcome(const FileOutcome& outcome);
 // The gridftp-style rate line over the whole run, then "N files: A done, S skipped, F failed"
 // and one line per failed file.
 std::string format_batch_report(const BatchReport& report);
+// After Ctrl-C: "interrupted by SIGINT; N of M files did not finish: NAMES ..." (one line).
+std::string format_unfinished(const BatchReport& report);
 
 }  // namespace pxfer

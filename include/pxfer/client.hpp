@@ -129,6 +129,10 @@ class ClientSession {
   // receiver keeps its partial file for a resume); the session is not for further use. pxferd
   // calls it when the client steering a third-party copy goes away.
   void abort();
+  // Whether this session's TLS handshake reached `remote`'s server and its certificate passed the
+  // check (--fingerprint, --ca or known_hosts): text from before that point is not a pxfer
+  // server's and is not shown (pxferd's third-party copies, issue 34).
+  bool verified(const Url& remote) const;
   // Sets a file's permission bits and mtime on the server (put --preserve); the server never
   // makes it world-writable or set-id.
   void set_remote_attributes(const Url& remote, std::uint32_t mode, std::int64_t mtime_ns,

@@ -50,6 +50,10 @@ inline constexpr std::size_t idle_data_streams_kept = max_streams;
 // Block buffers a process keeps after its streams ended, for the next ones (transfer/block_buffer.hpp):
 // enough for 8 files of 2 streams at the default block size, the -r run where it matters.
 inline constexpr std::size_t kept_block_buffer_bytes = 32u << 20;
+// A session whose credential a reload revoked is told why (an ERROR frame) and closed at the
+// latest this long after the reload (server/live_sessions.hpp): a client that does not read its
+// control connection cannot hold the session open (issue 34: ended within a second).
+inline constexpr std::chrono::milliseconds revoked_session_close{300};
 
 // Blocks of a file of `size` bytes: the last may be shorter; an empty file has none.
 constexpr std::uint64_t block_count(std::uint64_t size, std::uint32_t block_size) {

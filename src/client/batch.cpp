@@ -17,6 +17,8 @@
 #include <mutex>
 #include <thread>
 
+#include "pxfer/interrupt_watch.hpp"
+#include "pxfer/interruption.hpp"
 #include "pxfer/rate_meter.hpp"
 #include "pxfer/stream_count.hpp"
 #include "client/remote_tree.hpp"
@@ -221,6 +223,7 @@ class BatchRun {
     if (monitor_) sample_until_done();
     else worker(0);
     for (auto& w : workers) w.join();
+    if (interruption_signal() != 0) report_.first_failure = Errc::interrupted;
     report_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
     return std::move(report_);
   }
@@ -266,9 +269,16 @@ class BatchRun {
     // Each worker keeps its control connection from file to file: small files then cost an OPEN
     // and their data connection, not a TLS handshake and a login each.
     ClientSession session(base_);
+    // Ctrl-C: the file in flight fails now (kept for a resume), and no other starts (issue 34).
+    const auto stop = on_interruption([&] {
+      session.abort();
+      std::lock_guard lock(mutex_);
+      changed_.notify_all();
+    });
     for (;;) {
       std::unique_lock lock(mutex_);
-      changed_.wait(lock, [&] { return next_ >= plan_.files.size() || active_ < target_; });
+      changed_.wait(lock, [&] { return next_ >= plan_.files.size() || active_ < target_ || interruption_signal(); });
+      if (interruption_signal() != 0) abandon_the_rest();
       if (next_ >= plan_.files.size()) return;
       std::vector<std::size_t> run = take_small_run();
       const std::size_t i = run.empty() ? next_++ : run.front();
@@ -399,8 +409,16 @@ class BatchRun {
     return outcome;
   }
 
-  // Under mutex_.
+  // Under mutex_: the files not started yet never will be (the command was interrupted).
+  void abandon_the_rest() {
+    for (; next_ < plan_.files.size(); ++next_) report_.unfinished.push_back(source_name(plan_.files[next_]));
+    changed_.notify_all();
+  }
+
+  // Under mutex_. A file the interruption stopped is named once, in the report's one line.
   void record(FileOutcome outcome) {
+    const bool stopped = outcome.status == FileStatus::failed && outcome.error->code() == Errc::interrupted;
+    if (stopped) report_.unfinished.push_back(source_name(outcome.file));
     if (outcome.status == FileStatus::done) {
       report_.bytes += outcome.summary.bytes;
       ++interval_done_;
@@ -411,7 +429,7 @@ class BatchRun {
       if (!report_.first_failure) report_.first_failure = outcome.error->code();
     }
     report_.files.push_back(std::move(outcome));
-    listener_.on_file(report_.files.back(), report_.files.size(), plan_.files.size());
+    if (!stopped) listener_.on_file(report_.files.back(), report_.files.size(), plan_.files.size());
     changed_.notify_all();  // the sampler waits for every file
   }
 
@@ -423,7 +441,9 @@ class BatchRun {
     auto next_decision = controller_ ? start_ + options_.auto_interval : never;
     RateMeter meter(start_);
     std::unique_lock lock(mutex_);
-    auto all_finished = [&] { return report_.files.size() >= plan_.files.size(); };
+    auto all_finished = [&] {
+      return report_.files.size() >= plan_.files.size() || (interruption_signal() != 0 && active_ == 0);
+    };
     while (!all_finished()) {
       changed_.wait_until(lock, std::min(next_interval, next_decision), all_finished);
       if (all_finished()) break;

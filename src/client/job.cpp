@@ -18,6 +18,8 @@
 #include "data_stream.hpp"
 #include "stream_tuner.hpp"
 #include "local_tree.hpp"
+#include "pxfer/interrupt_watch.hpp"
+#include "pxfer/interruption.hpp"
 #include "pxfer/log_safe.hpp"
 #include "net/frame_io.hpp"
 #include "net/tls.hpp"
@@ -108,11 +110,17 @@ class InterruptGuard {
   InterruptGuard(asio::any_io_executor ex, std::optional<ControlLink>& link) : signals_(ex, SIGINT, SIGTERM), link_(link) {}
   // From now on a signal fails `t`.
   void watch(std::shared_ptr<transfer::Transfer> t) { transfer_ = std::move(t); }
-  // Returns when cancelled (the job ended first); throws Error(interrupted) on a signal.
+  // Returns when cancelled (the job ended first); throws Error(interrupted) on a signal, or at
+  // once when the command was interrupted before this job began (issue 34: no file starts then).
   awaitable<void> wait() {
-    auto [ec, signo] = co_await signals_.async_wait(net::use_tuple);
-    if (ec) co_return;
-    Error error(Errc::interrupted, std::string("interrupted by ") + (signo == SIGINT ? "SIGINT" : "SIGTERM") +
+    int signo = interruption_signal();
+    if (signo == 0) {
+      auto [ec, caught] = co_await signals_.async_wait(net::use_tuple);
+      if (ec) co_return;
+      signo = caught;
+      if (interrupt_watch_alive()) note_interruption(signo);  // the whole command stops, not only this job
+    }
+    Error error(Errc::interrupted, std::string("interrupted by ") + (signo == SIGTERM ? "SIGTERM" : "SIGINT") +
                                        "; nothing was kept under the destination name (run the same command "
                                        "again to resume)");
     if (transfer_) transfer_->fail(error);

@@ -106,6 +106,10 @@ ClientSession::ClientSession(const ClientOptions& options, ClientSecurity securi
     : state_(std::make_unique<State>(threads_for(options), std::make_shared<ClientTrust>(std::move(security)))) {}
 ClientSession::~ClientSession() = default;
 
+bool ClientSession::verified(const Url& remote) const {
+  return state_->trust && !state_->trust->verified_fingerprint(remote.authority()).empty();
+}
+
 void ClientSession::abort() {
   asio::post(state_->strand, [s = state_.get()] {
     if (s->link && s->link->connection) s->link->connection->close();

@@ -2,6 +2,8 @@
 // passive server, TPC_START to the active one, then its TPC_PROGRESS frames until TPC_DONE.
 #include "pxfer/tpc.hpp"
 
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -10,6 +12,9 @@
 
 #include "connect.hpp"
 #include "net/frame_io.hpp"
+#include "net/race.hpp"
+#include "pxfer/interrupt_watch.hpp"
+#include "pxfer/interruption.hpp"
 #include "path_names.hpp"
 #include "pxfer/log_safe.hpp"
 #include "pxfer/stream_meter.hpp"
@@ -123,10 +128,15 @@ awaitable<void> follow(ControlLink& active, const Plan& p, TransferSummary& summ
   }
 }
 
-awaitable<void> attempt(const Plan& p, TransferSummary& summary) {
+// The attempt's control connections, for an interruption to close.
+using OpenLinks = std::vector<std::shared_ptr<net::Connection>>;
+
+awaitable<void> attempt_body(const Plan& p, TransferSummary& summary, OpenLinks& open) {
   const auto timeout = p.options.connect_timeout;
   ControlLink src = co_await open_control(p.source, timeout, p.source_trust);
+  open.push_back(src.connection);
   ControlLink dst = co_await open_control(p.dest, timeout, p.dest_trust);
+  open.push_back(dst.connection);
   require_tpc(src);
   require_tpc(dst);
   wire::Message ask_stat = wire::Stat{p.source.path};
@@ -165,6 +175,25 @@ awaitable<void> attempt(const Plan& p, TransferSummary& summary) {
     throw;
   }
   *over = true;
+}
+
+// Ctrl-C or SIGTERM: the attempt's connections close (no read on them outlives the signal), the
+// active server sees its client leave and cancels the copy (keeping the partial file for a
+// resume), and the command ends (issue 34).
+awaitable<void> interrupted(OpenLinks& open) {
+  boost::asio::signal_set signals(co_await boost::asio::this_coro::executor, SIGINT, SIGTERM);
+  if (interruption_signal() == 0) {
+    auto [ec, signo] = co_await signals.async_wait(net::use_tuple);
+    if (ec) co_return;
+    if (interrupt_watch_alive()) note_interruption(signo);
+  }
+  for (const auto& connection : open) connection->close();
+  throw interruption_error("the third-party copy was cancelled on the servers (run the same command again to resume)");
+}
+
+awaitable<void> attempt(const Plan& p, TransferSummary& summary) {
+  OpenLinks open;
+  co_await net::first_of(attempt_body(p, summary, open), interrupted(open));
 }
 
 }  // namespace

@@ -129,6 +129,8 @@ struct SinkOptions {
   // Lab only (pxferd --emulate-disk-rate): every write waits its turn in this byte-per-second
   // bucket, shared by all the server's sinks as a slow disk is shared by all its transfers.
   RatePacer* write_pacer = nullptr;
+  // With write_pacer: once due, a write still waiting its turn gives up (the server is stopping).
+  const PacingStop* pacing_stop = nullptr;
   // A claimed size over this is refused before anything is allocated (pxferd --max-file-size); 0 = none.
   std::uint64_t max_file_size = 0;
   // Reserve the whole file before the first byte is written, so that a disk others fill cannot
@@ -262,6 +264,8 @@ class FileSink {
   ChecksumAlgo checksum_algo_ = ChecksumAlgo::none;
   std::string checksum_;
   RatePacer* write_pacer_ = nullptr;
+  const PacingStop* pacing_stop_ = nullptr;
+  void pace(std::size_t bytes);
   bool committed_ = false;
   bool abandoned_ = false;
   std::unique_ptr<ResumeJournal> journal_;

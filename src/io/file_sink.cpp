@@ -6,6 +6,7 @@
 #include <sys/file.h>
 #include <sys/statvfs.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -138,7 +139,7 @@ FileSink::FileSink(SinkTarget target, const std::string& path, std::uint64_t siz
     : dir_(std::move(target.parent)), path_(path), leaf_(std::move(target.leaf)), size_(size),
       overwrite_(options.overwrite), looked_first_(!options.new_directory), sync_(options.sync),
       store_checksum_(options.store_checksum),
-      write_pacer_(options.write_pacer ? options.write_pacer : emulated_disk()) {
+      write_pacer_(options.write_pacer ? options.write_pacer : emulated_disk()), pacing_stop_(options.pacing_stop) {
   if (options.watch_directory && target.root) start_fd_ = ::fcntl(target.root->fd(), F_DUPFD_CLOEXEC, 0);
   {
     std::string p = path;
@@ -252,8 +253,7 @@ void FileSink::block_written(std::size_t index, std::uint32_t adler) {
 void FileSink::write_at(std::uint64_t offset, std::span<const std::uint8_t> data) {
   if (offset > size_ || data.size() > size_ - offset)
     throw Error(Errc::protocol, path_ + ": block at offset " + std::to_string(offset) + " lies beyond the file size");
-  // A slow disk blocks the writing thread as this does, network threads included.
-  if (write_pacer_) std::this_thread::sleep_until(write_pacer_->reserve(Clock::now(), static_cast<double>(data.size())));
+  if (write_pacer_) pace(data.size());
   auto gate = space_.enter(offset + data.size());
   std::size_t done = 0;
   while (done < data.size()) {
@@ -263,6 +263,18 @@ void FileSink::write_at(std::uint64_t offset, std::span<const std::uint8_t> data
       throw_io("cannot write", path_, errno);
     }
     done += static_cast<std::size_t>(n);
+  }
+}
+
+// A slow disk blocks the writing thread as this does, network threads included; in slices, so that
+// a stopping server (its drain deadline, a second SIGTERM) is not held up by it (issue 34).
+void FileSink::pace(std::size_t bytes) {
+  const auto until = write_pacer_->reserve(Clock::now(), static_cast<double>(bytes));
+  for (auto now = Clock::now(); now < until; now = Clock::now()) {
+    if (pacing_stop_ && pacing_stop_->due(now))
+      throw Error(Errc::network, path_ + ": the server is shutting down; retry later (a paced write was abandoned, "
+                                         "the partial file is kept for a resume)");
+    std::this_thread::sleep_for(std::min<Clock::duration>(until - now, std::chrono::milliseconds(20)));
   }
 }
 

@@ -1,5 +1,7 @@
 #include "pxfer/retry.hpp"
 
+#include "pxfer/interruption.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -80,7 +82,12 @@ unsigned with_retries(const RetryPolicy& policy, const std::function<void(unsign
     }
     if (on_failure) on_failure(RetryNotice{*failure, n, total, again ? n + 1 : 0, static_cast<double>(pause.count()) / 1000.0});
     if (!again) throw *failure;
-    std::this_thread::sleep_for(pause);
+    // In slices: Ctrl-C ends the pause (and the command) within a few tens of ms (issue 34).
+    const auto until = std::chrono::steady_clock::now() + pause;
+    for (auto now = std::chrono::steady_clock::now(); now < until && interruption_signal() == 0;
+         now = std::chrono::steady_clock::now())
+      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(until - now, std::chrono::milliseconds(20)));
+    throw_if_interrupted(std::string("no retry after: ") + failure->what());
   }
 }
 

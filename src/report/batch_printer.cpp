@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "pxfer/checksum.hpp"
+#include "pxfer/interruption.hpp"
+#include "pxfer/log_safe.hpp"
 #include "pxfer/rate_meter.hpp"
 
 namespace pxfer {
@@ -56,10 +58,11 @@ void BatchPrinter::redraw() {
 }
 
 std::string format_outcome(const FileOutcome& outcome) {
-  const std::string path = source_name(outcome.file);
+  // A name from a server's listing and an error quoting server text reach the terminal: escaped.
+  const std::string path = log_safe(source_name(outcome.file));
   if (outcome.status == FileStatus::skipped) return "skipped " + path + " (exists, same size and checksum)";
   if (outcome.status == FileStatus::failed) {
-    std::string line = "FAILED " + path + ": " + (outcome.error ? outcome.error->what() : "?");
+    std::string line = "FAILED " + path + ": " + (outcome.error ? log_safe(outcome.error->what()) : "?");
     if (outcome.attempts > 1) line += " (after " + std::to_string(outcome.attempts) + " attempts)";
     return line;
   }
@@ -86,10 +89,24 @@ std::string format_batch_report(const BatchReport& report) {
                 report.files.size(), done, skipped, report.failed, static_cast<unsigned long long>(report.bytes),
                 report.seconds, to_megabytes_per_s(avg));
   text += line;
-  for (const auto& e : report.setup_errors) text += std::string("failed: ") + e.what() + "\n";
+  for (const auto& e : report.setup_errors) text += "failed: " + log_safe(e.what()) + "\n";
   for (const auto& f : report.files)
-    if (f.status == FileStatus::failed) text += "failed: " + source_name(f.file) + ": " + f.error->what() + "\n";
+    if (f.status == FileStatus::failed && f.error->code() != Errc::interrupted)
+      text += "failed: " + log_safe(source_name(f.file)) + ": " + log_safe(f.error->what()) + "\n";
+  if (!report.unfinished.empty()) text += format_unfinished(report) + "\n";
   return text;
+}
+
+std::string format_unfinished(const BatchReport& report) {
+  constexpr std::size_t named = 10;  // a line, not a screenful: the rest are counted
+  std::string names;
+  for (std::size_t i = 0; i < report.unfinished.size() && i < named; ++i)
+    names += (i ? ", " : "") + log_safe(report.unfinished[i]);
+  if (report.unfinished.size() > named) names += " and " + std::to_string(report.unfinished.size() - named) + " more";
+  return interruption_error(std::to_string(report.unfinished.size()) + " of " + std::to_string(report.planned) +
+                            " files did not finish: " + names +
+                            " (partial files are kept: run the same command again to resume)")
+      .what();
 }
 
 }  // namespace pxfer

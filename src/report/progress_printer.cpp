@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "pxfer/log_safe.hpp"
 #include "pxfer/progress_bar.hpp"
 #include "pxfer/units.hpp"
 
@@ -56,7 +57,7 @@ std::string format_stream_total(const StreamTotals& t) {
 
 void ProgressPrinter::on_start(const TransferSummary& summary) {
   if (quiet_) return;
-  std::fprintf(out_, "Source: %s\nDest:   %s\n", summary.source.c_str(), summary.destination.c_str());
+  std::fprintf(out_, "Source: %s\nDest:   %s\n", log_safe(summary.source).c_str(), log_safe(summary.destination).c_str());
   std::fflush(out_);
   const auto slash = summary.destination.find_last_of('/');
   name_ = slash == std::string::npos ? summary.destination : summary.destination.substr(slash + 1);
@@ -131,7 +132,7 @@ void ProgressPrinter::on_retry(unsigned next, unsigned total, double delay_secon
 
 void ProgressPrinter::on_warning(const std::string& text) {
   close_line();
-  std::fprintf(stderr, "pxfer: warning: %s\n", text.c_str());
+  std::fprintf(stderr, "pxfer: warning: %s\n", log_safe(text).c_str());
 }
 
 }  // namespace pxfer

@@ -160,11 +160,17 @@ TokenStore TokenStore::load(const std::string& path) {
 }
 
 std::optional<std::string> TokenStore::identify(const std::string& token) const {
-  std::optional<std::string> found;
+  auto entry = entry_of(token);
+  if (!entry) return std::nullopt;
+  return entry->name;
+}
+
+std::optional<TokenEntry> TokenStore::entry_of(const std::string& token) const {
+  std::optional<TokenEntry> found;
   if (token.empty()) return found;
   for (const auto& e : entries_) {
     std::string h = sha256(e.salt + token);
-    if (CRYPTO_memcmp(h.data(), e.hash.data(), h.size()) == 0 && !found) found = e.name;
+    if (CRYPTO_memcmp(h.data(), e.hash.data(), h.size()) == 0 && !found) found = e;
   }
   return found;
 }
@@ -173,6 +179,12 @@ std::vector<std::string> TokenStore::names() const {
   std::vector<std::string> out;
   for (const auto& e : entries_) out.push_back(e.name);
   return out;
+}
+
+bool TokenStore::holds(const TokenEntry& entry) const {
+  for (const auto& e : entries_)
+    if (e.name == entry.name && e.salt == entry.salt && e.hash == entry.hash) return true;
+  return false;
 }
 
 bool TokenStore::contains(const std::string& name) const {

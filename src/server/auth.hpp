@@ -27,6 +27,12 @@ class TokenStore {
   // The identity whose token this is. Every entry is compared (in constant time, CRYPTO_memcmp),
   // so the time taken does not say which or how many entries came close.
   std::optional<std::string> identify(const std::string& token) const;
+  // The entry this token matches (as identify compares), to tell later whether a reloaded file
+  // still holds it without keeping the token itself.
+  std::optional<TokenEntry> entry_of(const std::string& token) const;
+  // Whether this file holds `entry` (the same name, salt and hash): false once its line is removed
+  // or the identity was given a new token.
+  bool holds(const TokenEntry& entry) const;
   bool contains(const std::string& name) const;
   std::vector<std::string> names() const;  // in file order
   std::size_t size() const { return entries_.size(); }

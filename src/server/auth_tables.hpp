@@ -1,8 +1,11 @@
 #pragma once
 // The tokens and access files as the running server uses them. A reload (pxferd on SIGHUP,
 // Server::reload) loads both files first and swaps them in whole, so a malformed file changes
-// nothing, and a control session decides with the snapshot it took when it authenticated:
-// sessions already in progress (and their transfers) go on; the next connection meets the new files.
+// nothing. A session already logged in is held to the new files too (issue 34): a reload ends the
+// sessions of a credential it revoked (live_sessions.hpp), and a session whose rights it narrowed
+// meets them from its next request (Authenticator::recheck).
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -29,9 +32,13 @@ class AuthTables {
     auto next = std::make_shared<const AuthFiles>(std::move(files));
     std::lock_guard lock(mutex_);
     files_ = std::move(next);
+    ++generation_;
   }
+  // Counts the files swapped in: a session that saw another value re-decides its rights.
+  std::uint64_t generation() const { return generation_; }
 
  private:
+  std::atomic<std::uint64_t> generation_{0};
   mutable std::mutex mutex_;
   std::shared_ptr<const AuthFiles> files_ = std::make_shared<const AuthFiles>();
 };

@@ -23,6 +23,26 @@ Authenticator::Authenticator(const ServerOptions& options) : options_(options) {
 
 void Authenticator::reload(const std::string& tokens_file, const std::string& access_file) {
   reload_auth(tables_, {options_.tokens_file, options_.access_file}, {tokens_file, access_file});
+  live_.reloaded();
+}
+
+SessionRights Authenticator::recheck(const SessionRights& rights) const {
+  if (rights.via == SessionRights::Via::grant) return rights;
+  const auto f = tables_.get();
+  auto revoked = [&](const std::string& why) {
+    return Error(Errc::permission, "credential revoked by the server's reload: " + why + " (identity " + rights.identity + ")");
+  };
+  if (rights.via == SessionRights::Via::token && !(f->tokens && rights.token && f->tokens->holds(*rights.token)))
+    throw revoked("the token is no longer in the tokens file");
+  SessionRights next;
+  try {
+    next = rights_for(*f, rights.identity, rights.via == SessionRights::Via::anonymous);
+  } catch (const Error&) {
+    throw revoked("no line of the access file names it any more");
+  }
+  next.via = rights.via;
+  next.token = rights.token;
+  return next;
 }
 
 void Authenticator::check_policy(const std::string& listen_address) const {
@@ -75,7 +95,9 @@ SessionRights Authenticator::authenticate(const net::Connection& conn, const wir
     if (!valid_identity_name(t->peer_cn) || reserved_identity_name(t->peer_cn))
       throw Error(Errc::permission, "client certificate refused: its subject CN is not a valid identity name");
     spdlog::debug("client={} identity={} authenticated by certificate {}", conn.peer(), t->peer_cn, t->peer_fingerprint);
-    return rights_for(*f, t->peer_cn, false);
+    SessionRights s = rights_for(*f, t->peer_cn, false);
+    s.via = SessionRights::Via::certificate;
+    return s;
   }
   if (!auth.token.empty() && token_policy_ && looks_like_jwt(auth.token)) {
     try {
@@ -89,17 +111,24 @@ SessionRights Authenticator::authenticate(const net::Connection& conn, const wir
     }
   }
   if (!auth.token.empty()) {
-    std::optional<std::string> name;
-    if (f->tokens) name = f->tokens->identify(auth.token);
-    if (!name) {
+    std::optional<TokenEntry> entry;
+    if (f->tokens) entry = f->tokens->entry_of(auth.token);
+    if (!entry) {
       spdlog::warn("client={} authentication failed: unknown token ({})", conn.peer(), log_safe_token_id(auth.token));
       throw Error(Errc::permission, "authentication failed: the token is not valid on this server "
                                     "(check --token-file or PXFER_TOKEN)");
     }
-    spdlog::debug("client={} identity={} authenticated by token", conn.peer(), *name);
-    return rights_for(*f, *name, false);
+    spdlog::debug("client={} identity={} authenticated by token", conn.peer(), entry->name);
+    SessionRights s = rights_for(*f, entry->name, false);
+    s.via = SessionRights::Via::token;
+    s.token = std::move(entry);
+    return s;
   }
-  if (options_.insecure_no_auth || options_.anonymous_read) return rights_for(*f, "anonymous", true);
+  if (options_.insecure_no_auth || options_.anonymous_read) {
+    SessionRights s = rights_for(*f, "anonymous", true);
+    s.via = SessionRights::Via::anonymous;
+    return s;
+  }
   spdlog::warn("client={} refused: no credentials", conn.peer());
   throw Error(Errc::permission, "authentication required: give a token (--token-file FILE or the PXFER_TOKEN "
                                 "variable) or a client certificate (--cert FILE --key FILE)");

@@ -2,7 +2,8 @@
 // Who a client is and what it may touch: the server's authentication policy (which credentials it
 // accepts, refusing to run open to the world), a control session's identity and grants after AUTH,
 // and the check of each request's path. The tokens and access files can be replaced while the
-// server runs (reload): a session keeps the rights it was given at login.
+// server runs (reload): the sessions of a revoked credential end, the others are held to the new
+// files from their next request (issue 34).
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "auth.hpp"
 #include "auth_tables.hpp"
 #include "bearer_token.hpp"
+#include "live_sessions.hpp"
 #include "net/connection.hpp"
 #include "pxfer/error.hpp"
 #include "pxfer/server.hpp"
@@ -19,10 +21,12 @@
 
 namespace pxfer::server {
 
-// What a control session may do, decided once at AUTH.
+// What a control session may do, decided at AUTH and again after each reload.
 struct SessionRights {
   // A token's or certificate's name, or a grid user's DN with its first VOMS FQAN in brackets:
   // "/DC=org/DC=example/CN=Jane Doe (/atlas/Role=production)".
+  // How the session logged in, for a reload to decide its rights again (Authenticator::recheck).
+  enum class Via : std::uint8_t { grant, certificate, token, anonymous };
   std::string identity;
   std::vector<Grant> grants;
   std::uint8_t wire_rights() const;  // wire::right_read | wire::right_write, for AUTH_OK
@@ -32,6 +36,8 @@ struct SessionRights {
   // A grid proxy's VOMS attributes (voms_attributes.hpp); empty otherwise.
   std::string vo;
   std::vector<std::string> fqans;
+  Via via = Via::grant;
+  std::optional<TokenEntry> token;  // Via::token: the tokens-file entry it matched (not the token)
 };
 
 class Authenticator {
@@ -54,12 +60,23 @@ class Authenticator {
   // throws it (auth_tables.hpp: reload_auth).
   void reload(const std::string& tokens_file, const std::string& access_file);
 
+  // The rights of a session that logged in as `rights` says, under the files in force now: the
+  // same, narrower or wider grants. Throws Error(permission, "credential revoked by the server's
+  // reload: ...") when its token or certificate identity lost every access line, or its token's
+  // line was removed. A grant's session keeps its one transfer.
+  SessionRights recheck(const SessionRights& rights) const;
+  // Changes with every reload that swapped the files in.
+  std::uint64_t generation() const { return tables_.generation(); }
+  // The sessions logged in now: a reload runs their callbacks.
+  LiveSessions& live() const { return live_; }
+
  private:
   SessionRights rights_for(const AuthFiles& files, const std::string& name, bool anonymous) const;
 
   const ServerOptions options_;
   AuthTables tables_;
   std::shared_ptr<const TokenPolicy> token_policy_;  // --token-issuers: WLCG JWTs are accepted
+  mutable LiveSessions live_;
 };
 
 }  // namespace pxfer::server

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "data_connection.hpp"
+#include "live_sessions.hpp"
 #include "io/namespace_ops.hpp"
 #include "io/tree.hpp"
 #include "net/frame_io.hpp"
@@ -364,12 +365,20 @@ awaitable<void> control_session(const SessionContext& cx, std::shared_ptr<Connec
   wire::Message hello_ok = wire::HelloOk{wire::protocol_version, caps, server_agent, wire::max_block_size};
   co_await net::send_message(*conn, hello_ok);
   spdlog::debug("client={} agent={}", conn->peer(), hello.agent);
-  const std::optional<SessionRights> rights = co_await log_in(cx, *conn);
+  std::uint64_t generation = cx.auth.generation();  // before the login reads the files
+  std::optional<SessionRights> rights = co_await log_in(cx, *conn);
   if (!rights) co_return;
+  const auto watched = watch_reloads(cx, conn, *rights);
   Handlers handlers(cx, conn, *rights, caps, hello.agent);
   unsigned grant_opens = 0;
   for (;;) {
+    const bool admitted = co_await still_admitted(cx, *conn, *rights, generation);
+    if (!admitted) co_return;
     auto next = co_await net::read_message_within(*conn, cx.options.idle_timeout);
+    if (next) {  // a reload while it waited: this request meets the new rights
+      const bool still = co_await still_admitted(cx, *conn, *rights, generation);
+      if (!still) co_return;
+    }
     if (!next) {
       spdlog::info("client={} identity={} idle for {}s, control session closed", conn->peer(), rights->identity,
                    std::chrono::duration_cast<std::chrono::seconds>(cx.options.idle_timeout).count());

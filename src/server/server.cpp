@@ -77,6 +77,7 @@ struct Server::Impl {
   }
 
   void stop() {
+    transfers.stop_pacing_at(Clock::now());  // first, here: every network thread may sit in a paced write
     if (stopping.exchange(true)) return;
     asio::post(ioc, [this] {
       boost::system::error_code ignored;
@@ -90,16 +91,19 @@ struct Server::Impl {
   // notification path through every transfer's end) and stops once none is, or at the deadline.
   asio::awaitable<void> drain_then_stop(Clock::time_point deadline) {
     asio::steady_timer timer(ioc);
-    while (!stopping && transfers.in_service() > 0 && Clock::now() < deadline) {
+    // Those still running before the deadline: a paced write gives up at it (stop_pacing_at), so
+    // at the deadline they may be ending already, aborted by it all the same.
+    std::size_t running = transfers.in_service();
+    while (!stopping && running > 0 && Clock::now() < deadline) {
       timer.expires_after(std::chrono::milliseconds(100));
       auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
       (void)ec;
+      if (Clock::now() < deadline) running = transfers.in_service();
     }
     if (stopping) co_return;
-    if (transfers.in_service() > 0)
+    if (running > 0)
       spdlog::warn("drain timeout ({} s) reached: aborting {} transfer(s); partial puts stay hidden for a resume",
-                   std::chrono::duration_cast<std::chrono::seconds>(options.drain_timeout).count(),
-                   transfers.in_service());
+                   std::chrono::duration_cast<std::chrono::seconds>(options.drain_timeout).count(), running);
     else
       spdlog::info("drained: no transfer left running");
     stop();
@@ -111,6 +115,7 @@ struct Server::Impl {
       return;
     }
     transfers.refuse_new();
+    transfers.stop_pacing_at(Clock::now() + options.drain_timeout);
     spdlog::info("draining: new transfers are refused; the {} running may finish within {} s (a second SIGTERM aborts them)",
                  transfers.in_service(), std::chrono::duration_cast<std::chrono::seconds>(options.drain_timeout).count());
     asio::co_spawn(ioc, drain_then_stop(Clock::now() + options.drain_timeout), asio::detached);

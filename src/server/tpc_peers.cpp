@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "pxfer/error.hpp"
+#include "pxfer/url.hpp"
 
 namespace pxfer::server {
 namespace {
@@ -48,7 +49,17 @@ bool valid_host_name(const std::string& s) {
 
 Error bad_entry(const std::string& entry, const std::string& why) {
   return Error(Errc::usage, "--tpc-allow " + entry + ": " + why +
-                                " (use HOST, HOST:PORT, [IPV6]:PORT or ADDRESS/PREFIX such as 10.1.0.0/16)");
+                                " (use HOST, HOST:PORT, HOST:*, [IPV6]:PORT or ADDRESS/PREFIX[:PORT] such as 10.1.0.0/16)");
+}
+
+// A rule's port: "" is the pxfer port, "*" any port (0), else 1 to 65535.
+std::uint16_t port_of(const std::string& entry, const std::string& port) {
+  if (port.empty()) return default_port;
+  if (port == "*") return 0;
+  if (port.size() > 5 || !std::all_of(port.begin(), port.end(), ::isdigit) || std::stoul(port) == 0 ||
+      std::stoul(port) > 65535)
+    throw bad_entry(entry, "the port is not 1 to 65535 or *");
+  return static_cast<std::uint16_t>(std::stoul(port));
 }
 
 }  // namespace
@@ -58,13 +69,19 @@ PeerPolicy::PeerPolicy(const std::vector<std::string>& entries) {
     Rule rule;
     if (auto slash = entry.find('/'); slash != std::string::npos) {
       auto net = address_bytes(entry.substr(0, slash));
-      const std::string bits = entry.substr(slash + 1);
+      std::string bits = entry.substr(slash + 1), port;
+      if (auto colon = bits.find(':'); colon != std::string::npos) {
+        port = bits.substr(colon + 1);
+        bits = bits.substr(0, colon);
+        if (port.empty()) throw bad_entry(entry, "empty port after :");
+      }
       if (!net) throw bad_entry(entry, "not an address before the /");
       if (bits.empty() || bits.size() > 3 || !std::all_of(bits.begin(), bits.end(), ::isdigit) ||
           std::stoul(bits) > net->size() * 8)
         throw bad_entry(entry, "the prefix length is out of range");
       rule.network = *net;
       rule.prefix = static_cast<unsigned>(std::stoul(bits));
+      rule.port = port_of(entry, port);
       rules_.push_back(rule);
       continue;
     }
@@ -82,12 +99,8 @@ PeerPolicy::PeerPolicy(const std::vector<std::string>& entries) {
       port = entry.substr(entry.find(':') + 1);
     }
     if (!address_bytes(host) && !valid_host_name(host)) throw bad_entry(entry, "not a host name or an address");
-    if (!port.empty()) {
-      if (port.size() > 5 || !std::all_of(port.begin(), port.end(), ::isdigit) || std::stoul(port) == 0 ||
-          std::stoul(port) > 65535)
-        throw bad_entry(entry, "the port is not 1 to 65535");
-      rule.port = static_cast<std::uint16_t>(std::stoul(port));
-    }
+    if (port.empty() && entry.ends_with(':')) throw bad_entry(entry, "empty port after :");
+    rule.port = port_of(entry, port);
     rule.name = lower(host);
     rules_.push_back(rule);
   }

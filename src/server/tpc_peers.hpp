@@ -1,8 +1,11 @@
 #pragma once
 // Third-party copy on the active server: which peers the operator lets it connect to (pxferd
-// --tpc-allow). Entries: "HOST" or "HOST:PORT" (a name matches the URL's host as written; an
-// address matches the address the name resolved to), "[V6]:PORT", or "ADDRESS/PREFIX" (any port).
-// No sockets: the caller resolves, this only judges.
+// --tpc-allow). Entries: "HOST", "HOST:PORT" or "HOST:*" (a name matches the URL's host as
+// written; an address matches the address the name resolved to), "[V6]", "[V6]:PORT", "[V6]:*",
+// "ADDRESS/PREFIX", "ADDRESS/PREFIX:PORT" or "ADDRESS/PREFIX:*". An entry without a port reaches
+// the pxfer port (7521) only: a client cannot aim the server at another service of an allowed host
+// and learn from the error whether something listens there (issue 34); ":*" is the operator's
+// explicit choice of every port. No sockets: the caller resolves, this only judges.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -22,7 +25,7 @@ class PeerPolicy {
  private:
   struct Rule {
     std::string name;            // a host name or a numeric address, "" for a network
-    std::uint16_t port = 0;      // 0 = any
+    std::uint16_t port = 0;      // 0 = any (":*")
     std::vector<std::uint8_t> network;  // 4 or 16 bytes, for ADDRESS/PREFIX
     unsigned prefix = 0;
   };

@@ -161,6 +161,14 @@ awaitable<void> report_until_done(net::Connection& control, CopyRun& run, std::u
 
 // The copy on a thread of its own: a ClientSession blocks its caller. `source_fd` (a push's file,
 // or -1) is closed when the copy ends.
+// What the steering client hears when the copy failed before the peer proved to be the pxfer
+// server its fingerprint names: a fixed text, never what the other end said or how the connection
+// failed, so a third-party copy cannot serve as a port scanner (issue 34).
+Error unproven_peer(const Url& target) {
+  return Error(Errc::network, "the peer at " + target.authority() +
+                                  " is not a pxfer server with the fingerprint given, or refused the connection (third-party copy)");
+}
+
 void launch(std::shared_ptr<CopyRun> run, const ClientOptions& options, const ClientSecurity& security, const Url& target,
             const std::string& local, bool push, int source_fd) {
   std::thread([run, options, security, target, local, push, source_fd] {
@@ -169,6 +177,13 @@ void launch(std::shared_ptr<CopyRun> run, const ClientOptions& options, const Cl
       run->attach(&session);
       try {
         run->summary = push ? session.put(local, target, options, run.get()) : session.get(target, local, options, run.get());
+      } catch (const Error& e) {
+        run->attach(nullptr);
+        // Only what the connection could have told: a local refusal (the file exists) stays as it is.
+        const Errc c = e.code();
+        if (!session.verified(target) && (c == Errc::network || c == Errc::protocol || c == Errc::permission))
+          throw unproven_peer(target);
+        throw;
       } catch (...) {
         run->attach(nullptr);
         throw;

@@ -79,7 +79,7 @@ TransferService::OpenedFile TransferService::open_file(const wire::Open& open) {
 SinkOptions TransferService::sink_options(std::uint32_t flags, std::uint32_t block_size, std::int64_t source_mtime_ns) {
   SinkOptions sink{(flags & wire::open_overwrite) != 0, (flags & wire::open_no_resume) == 0, (flags & wire::open_sync) != 0,
                    block_size, source_mtime_ns, options_.partial_max_age.count(),
-                   options_.emulate_disk_rate > 0 ? emulated_disk() : nullptr};
+                   options_.emulate_disk_rate > 0 ? emulated_disk() : nullptr, &pacing_stop_};
   sink.max_file_size = options_.max_file_size;
   sink.store_checksum = options_.stored_checksums;
   return sink;

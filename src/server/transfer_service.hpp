@@ -61,6 +61,9 @@ class TransferService {
   // SIGTERM's drain: from now on every OPEN is refused; in_service() counts the transfers that
   // were let in before and have not ended yet (waiting for a slot or running).
   void refuse_new() { refusing_ = true; }
+  // A write paced by --emulate-disk-rate gives up at `deadline` (a drain's) or now (a stop): it
+  // must not keep the server from stopping. Any thread, no executor needed.
+  void stop_pacing_at(Clock::time_point deadline) { pacing_stop_.at(deadline); }
   unsigned in_service() const { return in_service_; }
   // The running transfers as the metrics show them.
   struct Running {
@@ -141,6 +144,7 @@ class TransferService {
   const Directory& root_;
   std::shared_ptr<Admission> admission_;
   Metrics& metrics_;
+  PacingStop pacing_stop_;  // when a paced write gives up
   TransferRegistry registry_;
   SmallChannels small_channels_;
   MadeDirectories made_directories_{limits::made_directories_remembered};

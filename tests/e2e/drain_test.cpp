@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <thread>
 
 #include "support/e2e.hpp"
@@ -100,6 +101,43 @@ TEST(Drain, ASecondSigtermAbortsAtOnce) {
   EXPECT_EQ(client.wait(15s, &timed_out), 5) << client.err();
   EXPECT_FALSE(path_exists(root + "/big.bin"));
 }
+
+// Issue 34: a write paced at 4K/s (a 2 MiB block waits minutes for its turn, on a network thread)
+// held pxferd for ~4 min after SIGTERM, a second SIGTERM too. The paced wait gives up at the
+// drain's deadline (or at once on a second SIGTERM); the partial file stays for a resume.
+class DrainPacedWrite : public ::testing::TestWithParam<bool> {};
+
+TEST_P(DrainPacedWrite, SigtermEndsTheWaitAndKeepsThePartialResumable) {
+  const bool second_sigterm = GetParam();
+  TempDir dir;
+  std::string root = dir.subdir("root"), local = dir.subdir("local");
+  make_file(local + "/big.bin", 16 * MiB, 35);
+  std::vector<std::string> args = {"--emulate-disk-rate", "4K"};
+  if (!second_sigterm) args.insert(args.end(), {"--drain-timeout", "1s"});  // else the default 30 s
+  ServerProcess server(root, "127.0.0.1:0", args);
+  ChildProcess client = start_pxfer({"put", local + "/big.bin", server.url("big.bin"), "-p", "4", "--perf-interval", "0.05"});
+  ASSERT_GT(wait_for_progress(client), 0u) << client.out() << client.err();
+  std::this_thread::sleep_for(300ms);  // the streams' blocks are in their paced writes now
+
+  ::kill(server.pid(), SIGTERM);
+  if (second_sigterm) {
+    std::this_thread::sleep_for(300ms);
+    ::kill(server.pid(), SIGTERM);
+  }
+  auto took = exits_within(server, 10s);
+  ASSERT_TRUE(took.has_value()) << "pxferd still waits for its paced write:\n" << server.log();
+  std::printf("pxferd exited %lld ms after the %s SIGTERM\n", static_cast<long long>(took->count()),
+              second_sigterm ? "second" : "first");
+  EXPECT_LT(*took, second_sigterm ? 2500ms : 3500ms) << server.log();
+  EXPECT_EQ(server.stop().status, 0);
+  bool timed_out = false;
+  client.wait(15s, &timed_out);
+  EXPECT_FALSE(timed_out);
+  EXPECT_EQ(list_dir(root), resumable_leftovers("big.bin")) << "the partial file was not kept for a resume";
+}
+
+INSTANTIATE_TEST_SUITE_P(Drain, DrainPacedWrite, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "SecondSigterm" : "DrainTimeout"; });
 
 TEST(Drain, WithNothingRunningSigtermStopsAtOnce) {
   TempDir dir;

@@ -30,7 +30,7 @@ class ThirdPartyCopyFaults : public ::testing::Test {
 
 TEST_F(ThirdPartyCopyFaults, ADataStreamCutBetweenTheServersIsReplaced) {
   ServerProcess a(root_a);
-  ServerProcess b(root_b, "127.0.0.1:0", {"--insecure-no-auth", "--tpc-allow", "127.0.0.1"});
+  ServerProcess b(root_b, "127.0.0.1:0", {"--insecure-no-auth", "--tpc-allow", "127.0.0.1:*"});
   FaultProxy proxy(a.port());
   proxy.set_rate(8 * MiB);  // per connection: 4 streams take about 1.5 s
   // Connection 0 is the client's to A, 1 B's control connection to A, 2 to 5 B's data streams.
@@ -45,7 +45,7 @@ TEST_F(ThirdPartyCopyFaults, ADataStreamCutBetweenTheServersIsReplaced) {
 
 TEST_F(ThirdPartyCopyFaults, AFailedCopyIsRetriedWithANewGrantAndResumes) {
   ServerProcess a(root_a);
-  ServerProcess b(root_b, "127.0.0.1:0", {"--insecure-no-auth", "--tpc-allow", "127.0.0.1"});
+  ServerProcess b(root_b, "127.0.0.1:0", {"--insecure-no-auth", "--tpc-allow", "127.0.0.1:*"});
   FaultProxy proxy(a.port());
   proxy.set_rate(4 * MiB);  // per connection: 4 streams take about 3 s
   ChildProcess cp = start_pxfer({"cp", "--streams", "4", "--retries", "2", "--json", via(proxy, "x.bin"), b.url("y.bin")});
@@ -79,7 +79,7 @@ TEST_F(ThirdPartyCopyFaults, AFailedCopyIsRetriedWithANewGrantAndResumes) {
 // stops; the destination keeps no file under its final name.
 TEST_F(ThirdPartyCopyFaults, ACopyStopsWhenTheSteeringClientGoesAway) {
   ServerProcess a(root_a);
-  ServerProcess b(root_b, "127.0.0.1:0", {"--insecure-no-auth", "--tpc-allow", "127.0.0.1"});
+  ServerProcess b(root_b, "127.0.0.1:0", {"--insecure-no-auth", "--tpc-allow", "127.0.0.1:*"});
   FaultProxy proxy(a.port());
   proxy.set_rate(1 * MiB);  // per connection: the copy would take 12 s
   ChildProcess cp = start_pxfer({"cp", "--streams", "4", via(proxy, "x.bin"), b.url("y.bin")});
@@ -100,7 +100,7 @@ TEST_F(ThirdPartyCopyFaults, ACopyStopsWhenTheSteeringClientGoesAway) {
 // sockets; the destructor makes the end deterministic, the copy aborted before the exit.)
 TEST_F(ThirdPartyCopyFaults, TheActiveServerStopsCleanlyDuringACopy) {
   ServerProcess a(root_a);
-  ServerProcess b(root_b, "127.0.0.1:0", {"--insecure-no-auth", "--tpc-allow", "127.0.0.1", "--drain-timeout", "0"});
+  ServerProcess b(root_b, "127.0.0.1:0", {"--insecure-no-auth", "--tpc-allow", "127.0.0.1:*", "--drain-timeout", "0"});
   FaultProxy proxy(a.port());
   proxy.set_rate(1 * MiB);  // the copy would take 12 s
   ChildProcess cp = start_pxfer({"cp", "--streams", "4", via(proxy, "x.bin"), b.url("y.bin")});

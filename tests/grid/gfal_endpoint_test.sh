@@ -15,8 +15,8 @@ make_token b bob
 # B also knows a read-only identity (--access): the refusals of the errno table.
 "$bin/pxferd" token create reader --tokens "$work/b.tokens" | head -1 > "$work/reader.token"
 printf 'bob / rw\nreader / ro\n' > "$work/b.access"
-start_server a a --tpc-allow 127.0.0.1
-start_server b b --tpc-allow 127.0.0.1 --access "$work/b.access"
+start_server a a --tpc-allow "127.0.0.1:*"
+start_server b b --tpc-allow "127.0.0.1:*" --access "$work/b.access"
 write_conf a
 head -c 3000017 /dev/urandom > "$work/a.root/src.bin"
 token_id() { $py -c 'import hashlib,sys; print("token-id:" + hashlib.sha256(sys.argv[1].encode()).hexdigest()[:8])' "$(cat "$1")"; }
@@ -193,7 +193,7 @@ check "... while a copy to another server stays refused: EACCES (13) ($rc: $out)
 # a third-party copy stops on both servers (the active one logs "copy aborted", the passive one
 # the transfer "result=failed"). The paced server (2 MB/s, which paces a pull's writes
 # as well as a put's) keeps a put, a pull and a push busy; a get reads a 2 GiB sparse file.
-start_server slow a --emulate-disk-rate 2M --tpc-allow 127.0.0.1
+start_server slow a --emulate-disk-rate 2M --tpc-allow "127.0.0.1:*"
 head -c 20000000 /dev/urandom > "$work/local/cancel.bin"
 cp "$work/local/cancel.bin" "$work/a.root/cancel.bin"
 truncate -s 2G "$work/a.root/sparse.bin"

@@ -227,10 +227,10 @@ check "copy_bulk: one file missing fails alone with ENOENT ($out)" test "$rc" -e
 # connect to the first (--tpc-allow); both servers allow 127.0.0.1 so push works as well as pull.
 kill "$server_pid" && wait "$server_pid" 2>/dev/null || true
 "$bin/pxferd" --root "$work/root" --listen 127.0.0.1:0 --port-file "$work/port_a" --tokens "$work/tokens" \
-  --tpc-allow 127.0.0.1 --state-dir "$work/state/pxferd" 2> "$work/pxferd.log" &
+  --tpc-allow "127.0.0.1:*" --state-dir "$work/state/pxferd" 2> "$work/pxferd.log" &
 server_pid=$!
 "$bin/pxferd" --root "$work/root_b" --listen 127.0.0.1:0 --port-file "$work/port_b" --tokens "$work/tokens" \
-  --tpc-allow 127.0.0.1 --state-dir "$work/state/pxferd" 2> "$work/pxferd_b.log" &
+  --tpc-allow "127.0.0.1:*" --state-dir "$work/state/pxferd" 2> "$work/pxferd_b.log" &
 server_b_pid=$!
 for _ in $(seq 100); do [ -s "$work/port_a" ] && [ -s "$work/port_b" ] && break; sleep 0.1; done
 base=pxfer://127.0.0.1:$(cat "$work/port_a")
@@ -272,7 +272,7 @@ check "... byte-exact" cmp -s "$work/root/tpc64.bin" "$work/root_b/tpc64.bin"
 # gfal2's timeout bounds the whole copy: a server whose disk takes 2 MB/s (--emulate-disk-rate)
 # cannot take 40 MB within -T 2; the copy fails with ETIMEDOUT and nothing appears under the name.
 "$bin/pxferd" --root "$work/root_b" --listen 127.0.0.1:0 --port-file "$work/port_c" --tokens "$work/tokens" \
-  --emulate-disk-rate 2M --tpc-allow 127.0.0.1 --state-dir "$work/state/pxferd" 2> "$work/pxferd_c.log" &
+  --emulate-disk-rate 2M --tpc-allow "127.0.0.1:*" --state-dir "$work/state/pxferd" 2> "$work/pxferd_c.log" &
 server_c_pid=$!
 for _ in $(seq 100); do [ -s "$work/port_c" ] && break; sleep 0.1; done
 head -c 40000000 /dev/urandom > "$work/local/slow.bin"

@@ -109,7 +109,7 @@ TEST(TpcPeers, EmptyAllowsNothing) {
 }
 
 TEST(TpcPeers, AddressesNamesPortsAndNetworks) {
-  PeerPolicy p({"127.0.0.1", "se02.example.org:7777", "10.1.0.0/16", "[::1]:9000", "fd00::/8"});
+  PeerPolicy p({"127.0.0.1:*", "se02.example.org:7777", "10.1.0.0/16:*", "[::1]:9000", "fd00::/8:*"});
   EXPECT_TRUE(p.allows("127.0.0.1", "127.0.0.1", 1));
   EXPECT_TRUE(p.allows("localhost", "127.0.0.1", 1)) << "an address entry matches the resolved address";
   EXPECT_FALSE(p.allows("127.0.0.2", "127.0.0.2", 1));
@@ -123,8 +123,25 @@ TEST(TpcPeers, AddressesNamesPortsAndNetworks) {
   EXPECT_TRUE(p.allows("x", "fd12::1", 1));
 }
 
+// Issue 34: an entry without a port reaches the pxfer port only, not every service of the host.
+TEST(TpcPeers, AnEntryWithoutAPortReachesOnlyThePxferPort) {
+  PeerPolicy p({"127.0.0.1", "se02.example.org", "10.1.0.0/16", "fd00::/8", "[::1]", "10.9.0.0/16:2811"});
+  EXPECT_TRUE(p.allows("127.0.0.1", "127.0.0.1", 7521));
+  EXPECT_FALSE(p.allows("127.0.0.1", "127.0.0.1", 22));
+  EXPECT_TRUE(p.allows("se02.example.org", "192.0.2.7", 7521));
+  EXPECT_FALSE(p.allows("se02.example.org", "192.0.2.7", 3306));
+  EXPECT_TRUE(p.allows("x", "10.1.2.3", 7521));
+  EXPECT_FALSE(p.allows("x", "10.1.2.3", 25));
+  EXPECT_TRUE(p.allows("x", "fd00::5", 7521));
+  EXPECT_FALSE(p.allows("x", "fd00::5", 80));
+  EXPECT_TRUE(p.allows("::1", "::1", 7521));
+  EXPECT_FALSE(p.allows("::1", "::1", 7522));
+  EXPECT_TRUE(p.allows("x", "10.9.1.1", 2811)) << "a network with a port named";
+  EXPECT_FALSE(p.allows("x", "10.9.1.1", 7521));
+}
+
 TEST(TpcPeers, MalformedEntriesAreUsageErrorsNamingThem) {
-  for (const char* bad : {"10.0.0.0/33", "10.0.0.0/", "host:0", "host:70000", "bad host", "[::1", "::1/129", "a/8"}) {
+  for (const char* bad : {"10.0.0.0/33", "10.0.0.0/", "host:0", "host:70000", "bad host", "[::1", "::1/129", "a/8", "host:", "10.0.0.0/8:", "10.0.0.0/8:0", "host:**"}) {
     SCOPED_TRACE(bad);
     try {
       PeerPolicy p({bad});

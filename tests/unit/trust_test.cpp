@@ -72,6 +72,40 @@ TEST(SecretFiles, OnlyRootOrTheUserItselfMayOwnThem) {
   EXPECT_EQ(owner_problem(0, 0), "");
 }
 
+// Issue 34: every class a terminal or a log reader acts on, one row each; what stays plain too.
+TEST(LogSafe, EveryControlAndBidiClassIsEscaped) {
+  struct Row {
+    std::string in, out;
+  };
+  const std::vector<Row> rows = {
+      {"a\rb", "a\\rb"},                                    // raw CR: rewrites the line
+      {"\x1b]0;title\x07", "\\x1b]0;title\\x07"},             // ESC / OSC / BEL
+      {"\x01\x1f", "\\x01\\x1f"},                               // other C0
+      {"\x7f", "\\x7f"},                                      // DEL
+      {"a\xc2\x85" "b", "a\\u0085b"},                          // NEL as UTF-8
+      {"\xc2\x9b" "2J", "\\u009b2J"},                          // CSI as UTF-8
+      {"\xc2\x80\xc2\x9f", "\\u0080\\u009f"},                  // C1 bounds
+      {"\x9b" "2J", "\\x9b2J"},                                // raw CSI byte (invalid UTF-8)
+      {"\x85", "\\x85"},                                      // raw NEL byte
+      {"a\xe2\x80\xa8" "b\xe2\x80\xa9", "a\\u2028b\\u2029"},      // line / paragraph separators
+      {"\xe2\x80\xae" "gpj.exe", "\\u202egpj.exe"},              // RLO
+      {"\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad", "\\u202a\\u202b\\u202c\\u202d"},
+      {"\xe2\x81\xa6\xe2\x81\xa9", "\\u2066\\u2069"},             // isolates
+      {"\xe2\x80\x8e\xe2\x80\x8f\xd8\x9c", "\\u200e\\u200f\\u061c"},  // LRM RLM ALM
+      {"\xc0\xaf", "\\xc0\\xaf"},                                // overlong '/'
+      {"\xed\xa0\x80", "\\xed\\xa0\\x80"},                        // surrogate
+      {"\xe2\x80", "\\xe2\\x80"},                                // cut short
+      {"\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80"},                // past U+10FFFF
+      {"plain/path \xc3\xbc \xe2\x82\xac \xf0\x9f\x98\x80", "plain/path \xc3\xbc \xe2\x82\xac \xf0\x9f\x98\x80"},
+  };
+  for (const auto& r : rows) {
+    EXPECT_EQ(log_safe(r.in), r.out) << r.out;
+    EXPECT_EQ(has_control_characters(r.in), r.in != r.out) << r.out;
+    // Nothing escaped holds a byte a terminal acts on: only printable ASCII and valid UTF-8.
+    EXPECT_FALSE(has_control_characters(log_safe(r.in))) << r.out;
+  }
+}
+
 TEST(SecretFiles, ModesAreCheckedLikeSshKeys) {
   EXPECT_EQ(mode_problem(0600, FileSecrecy::private_secret), "");
   EXPECT_EQ(mode_problem(0400, FileSecrecy::private_secret), "");

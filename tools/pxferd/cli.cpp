@@ -67,7 +67,8 @@ void add_auth(CLI::App& app, ServerOptions& o) {
   app.add_option("--key", o.key_file, "private key of --cert (PEM)")->type_name("FILE")->group(g_auth);
   app.add_option("--tpc-allow", o.tpc_allow,
                  "third-party copy: a peer this server may connect to when a client asks it to pull from or push to "
-                 "another pxferd (HOST, HOST:PORT, or ADDRESS/PREFIX such as 10.1.0.0/16; repeatable or comma-separated; "
+                 "another pxferd (HOST, HOST:PORT, HOST:*, ADDRESS/PREFIX such as 10.1.0.0/16, ADDRESS/PREFIX:PORT; without a "
+                 "port only the pxfer port 7521, :* any port; repeatable or comma-separated; "
                  "in the config file a list). Default: none, this server makes no third-party copy connections")
       ->type_name("PEER")->delimiter(',')->group(g_auth);  // --print-config writes the list comma-separated
   app.add_option("--state-dir", o.state_dir,

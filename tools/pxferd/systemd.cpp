@@ -12,6 +12,8 @@
 
 #include "log_file.hpp"
 
+#include "cli_support.hpp"
+
 namespace pxfer::pxferd {
 
 bool stderr_is_journal() {
@@ -28,16 +30,22 @@ namespace {
 std::shared_ptr<ReopenableFileSink> g_log_file;  // --log-file's sink, for reopen_log_file()
 }  // namespace
 
+// Every sink sits behind LogSafeSink, as the client's does: a path, identity or error text a
+// client sent cannot write a second line, a terminal sequence or a bidi override into the log,
+// whichever call logs it (issue 34).
 void set_up_logging(bool verbose, const std::string& log_file) {
   if (!log_file.empty()) {
     g_log_file = std::make_shared<ReopenableFileSink>(log_file);
-    spdlog::set_default_logger(std::make_shared<spdlog::logger>("pxferd", g_log_file));
+    auto sink = std::make_shared<cli::LogSafeSink>(g_log_file);
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("pxferd", std::move(sink)));
     spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %l %v");
   } else if (stderr_is_journal()) {
     // The journal stamps time, host and PID itself; the message is the bare line.
-    spdlog::set_default_logger(spdlog::systemd_logger_mt("pxferd", "pxferd"));
+    auto sink = std::make_shared<cli::LogSafeSink>(std::make_shared<spdlog::sinks::systemd_sink_mt>("pxferd"));
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("pxferd", std::move(sink)));
   } else {
-    spdlog::set_default_logger(spdlog::stderr_color_mt("pxferd"));
+    auto sink = std::make_shared<cli::LogSafeSink>(std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("pxferd", std::move(sink)));
     spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %^%l%$ %v");
   }
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
