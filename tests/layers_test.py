@@ -54,6 +54,7 @@ SRC_LAYER = {
 PUBLIC_LAYER = {
     "error.hpp": "common", "log_safe.hpp": "common", "units.hpp": "common", "url.hpp": "common",
     "version.hpp": "common",  # generated into the build tree
+    "interruption.hpp": "common", "interrupt_watch.hpp": "client",
     "limits.hpp": "core", "clock.hpp": "core", "checksum.hpp": "core", "compression.hpp": "core",
     "wire_types.hpp": "core", "rate_meter.hpp": "core", "rate_pacer.hpp": "core", "stream_meter.hpp": "core",
     "retry.hpp": "core", "auto_controller.hpp": "core", "stream_count.hpp": "core", "stream_controller.hpp": "core", "host_facts.hpp": "core", "doctor.hpp": "core",
