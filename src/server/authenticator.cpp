@@ -37,7 +37,7 @@ void Authenticator::check_policy(const std::string& listen_address) const {
 // closed), and anonymous only ever reads unless the whole server is --insecure-no-auth. Without
 // one, every authenticated identity may read and write everything.
 SessionRights Authenticator::rights_for(const AuthFiles& files, const std::string& name, bool anonymous) const {
-  SessionRights s{name, {}};
+  SessionRights s{.identity = name, .grants = {}, .tpc = std::nullopt};
   if (files.access) {
     s.grants = files.access->grants_of(name);
     if (anonymous && !options_.insecure_no_auth)
