@@ -41,13 +41,18 @@ install(FILES packaging/pxferd.logrotate DESTINATION /etc/logrotate.d RENAME pxf
 find_program(HELP2MAN help2man)
 if(HELP2MAN)
   set(man_dir ${PROJECT_BINARY_DIR}/man)
-  add_custom_command(OUTPUT ${man_dir}/pxfer.1.gz ${man_dir}/pxferd.8.gz
+  # One page per subcommand too (pxfer-cp.1 ...): man.sh takes their list from `pxfer --help`,
+  # so the stamp stands for them all and the install takes whatever pages it made.
+  add_custom_command(OUTPUT ${man_dir}/man.stamp
+    COMMAND ${CMAKE_COMMAND} -E rm -rf ${man_dir}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${man_dir}
     COMMAND sh ${PROJECT_SOURCE_DIR}/packaging/man.sh ${HELP2MAN} $<TARGET_FILE:pxfer-cli> $<TARGET_FILE:pxferd> ${man_dir}
+    COMMAND ${CMAKE_COMMAND} -E touch ${man_dir}/man.stamp
     DEPENDS pxfer-cli pxferd ${PROJECT_SOURCE_DIR}/packaging/man.sh
-    COMMENT "man pages pxfer(1) and pxferd(8) from --help" VERBATIM)
-  add_custom_target(pxfer-man ALL DEPENDS ${man_dir}/pxfer.1.gz ${man_dir}/pxferd.8.gz)
-  install(FILES ${man_dir}/pxfer.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+    COMMENT "man pages pxfer(1), pxfer-COMMAND(1) and pxferd(8) from --help" VERBATIM)
+  add_custom_target(pxfer-man ALL DEPENDS ${man_dir}/man.stamp)
+  install(DIRECTORY ${man_dir}/ DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 FILES_MATCHING PATTERN "pxfer*.1.gz"
+          PATTERN wrap EXCLUDE)
   install(FILES ${man_dir}/pxferd.8.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man8)
 else()
   message(WARNING "help2man not found (apt-get install help2man, or tools/deps.sh): no man pages are built or installed")

@@ -8,7 +8,28 @@ build_dir="${PXFER_BUILD_DIR:-$here/build}"
 size="${PXFER_DEMO_SIZE:-1G}"
 streams="${PXFER_DEMO_STREAMS:-4}"
 
-"$here/tools/build.sh" "$build_dir" Release pxfer-cli pxferd >/dev/null
+# The first build compiles everything (about 8 minutes on 2 cores, less with more); later runs
+# take seconds. It says so, and shows ninja's progress every 15 s, so that it does not look hung.
+build_log="$(mktemp "${TMPDIR:-/tmp}/pxfer-demo-build.XXXXXX.log")"
+echo "== building pxfer and pxferd (Release) in $build_dir: the first time takes about 8 minutes on 2 cores,"
+echo "   later runs seconds; installs missing Debian packages first (tools/deps.sh); log: $build_log"
+"$here/tools/build.sh" "$build_dir" Release pxfer-cli pxferd > "$build_log" 2>&1 &
+build_pid=$!
+started=$SECONDS
+while kill -0 "$build_pid" 2> /dev/null; do
+  sleep 1
+  if (((SECONDS - started) % 15 == 0)) && kill -0 "$build_pid" 2> /dev/null; then
+    step="$(grep -o '^\[[0-9]*/[0-9]*\]' "$build_log" | tail -1 || true)"
+    echo "   still building after $((SECONDS - started)) s ${step:+(ninja step $step)}"
+  fi
+done
+if ! wait "$build_pid"; then
+  echo "demo: the build failed; the end of $build_log:" >&2
+  tail -20 "$build_log" >&2
+  exit 1
+fi
+echo "   built in $((SECONDS - started)) s"
+rm -f "$build_log"
 bin="$build_dir/bin"
 
 # Work in memory when there is room, so the demo shows the network path, not the disk.

@@ -55,6 +55,18 @@ inline constexpr std::size_t kept_block_buffer_bytes = 32u << 20;
 // control connection cannot hold the session open (issue 34: ended within a second).
 inline constexpr std::chrono::milliseconds revoked_session_close{300};
 
+// pxferd --metrics-listen (server/metrics_http.cpp): a scraper has this long for its whole
+// request and our answer, however slowly it trickles bytes; at most this many scrapers are served
+// at once (each costs a socket and a few KiB) and a request head may be at most this large. A
+// Prometheus scrape is one small GET every few seconds, far inside all three.
+inline constexpr std::chrono::milliseconds metrics_request_deadline{5'000};
+inline constexpr std::size_t metrics_connections = 16;
+inline constexpr std::uint32_t metrics_request_head_bytes = 8u << 10;
+
+// pxferd stopping (a second SIGTERM, or the drain's timeout): the transfers it aborts get this
+// long to send their clients the ERROR that says why before every connection is closed.
+inline constexpr std::chrono::milliseconds stop_error_grace{1'000};
+
 // Blocks of a file of `size` bytes: the last may be shorter; an empty file has none.
 constexpr std::uint64_t block_count(std::uint64_t size, std::uint32_t block_size) {
   return block_size == 0 ? 0 : size / block_size + (size % block_size != 0);

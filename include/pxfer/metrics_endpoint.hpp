@@ -1,7 +1,8 @@
 #pragma once
 // A small HTTP endpoint for Prometheus (pxferd --metrics-listen): GET /metrics answers with what
-// `render` returns, anything else 404. One thread of its own, one request at a time (a scraper
-// every few seconds, nothing more), 5 s to send a request: it never slows the transfers.
+// `render` returns, anything else 404. One thread of its own serving up to
+// limits::metrics_connections scrapers at once, each with limits::metrics_request_deadline for its
+// whole request and answer: a slow scraper delays no other, and nothing here slows the transfers.
 // Boost.Beast, already on every build machine with Boost; prometheus-cpp is not packaged in Debian 12.
 #include <cstdint>
 #include <functional>

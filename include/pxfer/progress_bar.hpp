@@ -16,8 +16,13 @@ struct BarState {
 };
 
 // "run42.root [=========>          ]  47.3%  484.2 MiB / 1.0 GiB  512.3 MB/s  ETA 0:01", at most
-// width - 1 characters (so the cursor never wraps). The name is shortened from the left first.
+// width - 1 characters (so the cursor never wraps). As the width shrinks the name goes first
+// (shortened from the left, then dropped), then the total, then the bytes, then the bar: the rate
+// and the time left stay down to about 30 columns.
 std::string format_progress_bar(const BarState& state, unsigned width);
+// `text` (a list joined by ", ") broken after commas into lines of at most width - 1 characters,
+// the later ones indented by two spaces; a piece longer than a line stays whole.
+std::string fit_to_width(const std::string& text, unsigned width);
 // Seconds left as "0:42", "12:05", "3:02:10"; "--:--" when unknown or beyond 99 hours.
 std::string format_eta(double seconds);
 

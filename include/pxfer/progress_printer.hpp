@@ -3,9 +3,12 @@
 // progress bar redrawn in place (progress_bar.hpp), otherwise (or with --rate-lines) one
 // gridftp rate line per interval; a summary and the checksum; with --stream-stats a line per
 // stream each interval and a per-stream summary.
+#include <chrono>
 #include <cstdio>
+#include <optional>
 
 #include "pxfer/progress_listener.hpp"
+#include "pxfer/transfer_limit.hpp"
 
 namespace pxfer {
 
@@ -27,6 +30,7 @@ class ProgressPrinter final : public ProgressListener {
 
  private:
   void draw_bar(const RateSample& total);
+  void print_limit(const TransferSummary& summary);
   std::FILE* out_;
   bool terminal_;
   bool quiet_;
@@ -35,7 +39,18 @@ class ProgressPrinter final : public ProgressListener {
   std::string name_;        // of the file, for the bar
   std::uint64_t size_ = 0;  // of the file, 0 = unknown
   std::size_t drawn_ = 0;   // length of the bar on screen
+  // For the "Likely limit" line: when the server first queued the transfer, how long it waited,
+  // and the streams' round trips, windows and segment sizes summed over the samples.
+  std::optional<std::chrono::steady_clock::time_point> queued_at_;
+  double queue_wait_s_ = 0;
+  double rtt_s_ = 0, cwnd_ = 0, mss_ = 0;
+  unsigned samples_ = 0;
 };
+
+// The figures of a finished transfer that say what limited it (transfer_limit.hpp).
+LimitEvidence limit_evidence(const TransferSummary& summary);
+// This process's CPU time so far, user + system, in seconds.
+double process_cpu_seconds();
 
 // "1073741824 bytes in 0.92 s, 1167.1 MB/s, 9.34 Gbit/s, 4 streams, block 4 MiB, buffers local
 // auto (snd .. / rcv ..), remote ..."

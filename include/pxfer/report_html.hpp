@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "pxfer/report_model.hpp"
+#include "pxfer/transfer_limit.hpp"
 
 namespace pxfer::report {
 
@@ -23,5 +24,10 @@ std::string aggregate_rate_chart(const std::vector<Run>& runs);
 std::vector<std::string> stream_charts(const Run& run);
 std::string files_chart(const Run& run);
 std::vector<std::string> sweep_heatmaps(const Run& run);
+// What limited the runs: per transfer or batch run the likely limit in one sentence with its
+// evidence, then the final-rate bar comparing them (report_limit.cpp); "" when no run moved data.
+std::string limits_section(const std::vector<Run>& runs);
+LimitEvidence limit_evidence(const Run& run);
+std::string final_rate_chart(const std::vector<Run>& runs);
 
 }  // namespace pxfer::report

@@ -27,6 +27,7 @@ struct StreamPoint {
   double rtt_us = 0;
   double retransmits = 0;  // so far
   double send_q = 0;       // bytes queued, not yet sent
+  double mss = 0;          // segment size; 0 = not in the input
 };
 
 struct StreamTotal {
@@ -46,6 +47,7 @@ struct FileSpan {
   FileState state = FileState::running;
   double bytes = 0;
   std::string error;  // failed: the message
+  double data_s = 0;  // done: its last attempt's data phase (the rest of end - start waited: queue, retries)
 };
 
 struct SweepPoint {
@@ -102,6 +104,8 @@ struct RunMeta {
   unsigned files_planned = 0, files_done = 0, files_skipped = 0, files_failed = 0;
   unsigned max_in_flight = 0;
   std::optional<unsigned> busy_streams;
+  unsigned queued = 0;    // "queued" events: the server's admission queue held it
+  std::optional<double> cpu_s;  // pxfer's CPU time over the run (user + system), when recorded
   bool ok = true;         // no error event, no failed file
   std::string error;      // the error event's message
 };

@@ -67,6 +67,9 @@ struct ServerOptions {
   // Keep each verified file's checksum in its extended attributes (user.pxfer.<algo>) and answer
   // SUM and gets from it while the file is unchanged (docs/protocol.md "Stored checksums").
   bool stored_checksums = true;
+  // --metrics-per-identity: the metrics carry bytes per client identity (one series per token or
+  // certificate name); off by default, the series count is the operator's choice.
+  bool metrics_per_identity = false;
   // Blocking file work (SUM, LIST, opening a transfer's file) runs on this many threads of its own,
   // never on the network threads; one identity runs at most max_slow_requests_per_identity SUM or
   // LIST requests at once, a further one waits for one of them to end.

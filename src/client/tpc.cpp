@@ -105,10 +105,10 @@ awaitable<void> follow(ControlLink& active, const Plan& p, TransferSummary& summ
                                               std::to_string(silence.count() / 1000) + " s");
     wire::Message message = std::move(*next);
     if (auto* progress = std::get_if<wire::TpcProgress>(&message)) {
-      const auto now = Clock::now();
-      IntervalReport r{meter.sample(now, progress->bytes), {}};
+      const auto sampled_at = Clock::now();  // not `now`: the loop's own is in scope (-Wshadow)
+      IntervalReport r{meter.sample(sampled_at, progress->bytes), {}};
       // (None before the copy's first interval on the server: the meter keeps the last figures.)
-      if (p.options.stream_stats && !progress->streams.empty()) r.streams = per_stream.sample(now, progress->streams);
+      if (p.options.stream_stats && !progress->streams.empty()) r.streams = per_stream.sample(sampled_at, progress->streams);
       if (p.listener) p.listener->on_interval(r);
       continue;
     }

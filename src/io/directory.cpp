@@ -37,7 +37,7 @@ int open_each_component(int dirfd, const std::string& path, int flags, unsigned 
     std::size_t end = path.find('/', start);
     std::string part = path.substr(start, end == std::string::npos ? std::string::npos : end - start);
     const bool last = end == std::string::npos || path.find_first_not_of('/', end) == std::string::npos;
-    if (part.empty() || part == ".") part = ".";
+    if (part.empty()) part.push_back('.');  // "a//b": the directory itself (push_back: g++ 12's -Wrestrict misfires on = ".")
     int next;
     do next = last ? ::openat(current, part.c_str(), flags | O_NOFOLLOW | O_CLOEXEC, mode)
                    : ::openat(current, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

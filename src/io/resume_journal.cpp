@@ -82,6 +82,11 @@ ResumeJournal::ResumeJournal(int dir_fd, const std::string& name, const ResumeId
   fd_ = open_journal(dir_fd_, name_);
   if (fd_ < 0) {
     int err = errno;
+    // The journal is the first thing written beside the file, so a directory the user may not
+    // write fails here: say so about the file the user named, not about our bookkeeping.
+    if (err == EACCES || err == EPERM || err == EROFS)
+      throw Error(errc_from_errno(err), "cannot write " + display_ + ": " + errno_text(err) +
+                                            " (its directory is not writable; choose another destination or fix its permissions)");
     throw Error(errc_from_errno(err), "cannot open the resume journal of " + display_ + ": " + errno_text(err));
   }
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {

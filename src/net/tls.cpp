@@ -161,8 +161,17 @@ class TlsConnection final : public Connection {
         throw Error(Errc::permission, "the certificate of " + authority + " does not verify against --ca: " +
                                           X509_verify_cert_error_string(verify) +
                                           " (wrong --ca file, or the server name does not match its certificate?)");
-      throw Error(Errc::network, "TLS handshake with " + (authority.empty() ? peer_ : authority) + " failed: " +
-                                     ec.message());
+      const std::string who = authority.empty() ? peer_ : authority;
+      // No ServerHello came: whatever listens there closed, reset, or answered with bytes that
+      // are not TLS (an HTTP or SSH server, pxferd's metrics port). It is not a pxfer server.
+      if (!server && SSL_get_state(s) == TLS_ST_CW_CLNT_HELLO) {
+        const bool hung_up = ec == asio::error::eof || ec == asio::error::connection_reset || ec == ssl::error::stream_truncated;
+        throw Error(Errc::protocol, who + " is not a pxfer server: it " +
+                                        (hung_up ? "closed the connection at" : "answered with bytes that are not TLS to") +
+                                        " pxfer's TLS hello; check the host and port (pxferd's default port is 7521)" +
+                                        (hung_up ? ", or the server is at its --max-connections" : ""));
+      }
+      throw Error(Errc::network, "TLS handshake with " + who + " failed: " + ec.message());
     }
     info_.version = SSL_get_version(s);
     info_.cipher = SSL_get_cipher_name(s);

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pxfer/batch_printer.hpp"
+#include "pxfer/progress_printer.hpp"
 #include "pxfer/version.hpp"
 
 namespace pxfer {
@@ -121,6 +122,7 @@ std::string json_batch_summary(const BatchReport& r) {
             {"rate_Gbps", to_gigabits_per_s(rate)},
             {"exit_code", r.first_failure ? exit_code(*r.first_failure) : 0},
             {"failures", failures},
+            {"cpu_s", process_cpu_seconds()},
             {"version", pxfer_version()}};
   return j.dump(-1, ' ', false, replace_invalid);
 }
@@ -195,6 +197,7 @@ std::string json_summary(const IntervalReport& report, const TransferSummary& s)
             {"protection", s.protection},
             {"identity", s.identity},
             {"final", rate_json(report.total)},
+            {"cpu_s", process_cpu_seconds()},
             {"version", pxfer_version()}};
   if (!s.stream_choice.empty()) j["streams_auto"] = s.stream_choice;  // -p auto: what it chose and why
   if (!s.stream_totals.empty()) {

@@ -1,6 +1,8 @@
-#include <algorithm>
 #include "pxfer/progress_printer.hpp"
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <cstdio>
 
 #include "pxfer/log_safe.hpp"
@@ -36,6 +38,24 @@ std::string format_summary(const TransferSummary& s) {
   return out;
 }
 
+double process_cpu_seconds() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+LimitEvidence limit_evidence(const TransferSummary& s) {
+  LimitEvidence e;
+  e.put = s.direction == Direction::put;
+  e.seconds = s.seconds;
+  e.bytes = static_cast<double>(s.bytes - std::min(s.bytes, s.resumed_bytes));
+  e.streams = s.stream_totals.empty() ? s.streams : static_cast<unsigned>(s.stream_totals.size());
+  if (!s.stream_totals.empty()) e.busy_streams = StreamMeter::busy_streams(s.stream_totals);
+  for (const auto& t : s.stream_totals) e.retransmits += t.retransmits;
+  e.cpu_s = process_cpu_seconds();
+  return e;
+}
+
 std::string format_stream_line(const StreamSample& s) {
   const auto& f = s.figures;
   char buf[256];
@@ -56,6 +76,7 @@ std::string format_stream_total(const StreamTotals& t) {
 }
 
 void ProgressPrinter::on_start(const TransferSummary& summary) {
+  if (queued_at_) queue_wait_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - *queued_at_).count();
   if (quiet_) return;
   std::fprintf(out_, "Source: %s\nDest:   %s\n", log_safe(summary.source).c_str(), log_safe(summary.destination).c_str());
   std::fflush(out_);
@@ -80,6 +101,13 @@ void ProgressPrinter::close_line() {
 }
 
 void ProgressPrinter::on_interval(const IntervalReport& report) {
+  for (const auto& s : report.streams) {
+    if (s.figures.rtt_us == 0) continue;
+    rtt_s_ += s.figures.rtt_us / 1e6;
+    cwnd_ += s.figures.cwnd;
+    mss_ += s.figures.mss;
+    ++samples_;
+  }
   if (quiet_) return;
   // The bar only when it is the sole line of the interval: --stream-stats prints lines.
   if (terminal_ && report.streams.empty()) {
@@ -101,14 +129,37 @@ void ProgressPrinter::on_finish(const IntervalReport& report, const TransferSumm
   if (!summary.stream_totals.empty())
     std::fprintf(out_, "streams with data queued (Send-Q > 0) in at least half the intervals: %u of %zu\n",
                  StreamMeter::busy_streams(summary.stream_totals), summary.stream_totals.size());
-  std::fprintf(out_, "%s\n%s\n", format_summary(summary).c_str(),
+  // On a terminal the ~200-character summary is broken to its width; piped, it stays one line.
+  const std::string text = terminal_ ? fit_to_width(format_summary(summary), width_) : format_summary(summary);
+  std::fprintf(out_, "%s\n%s\n", text.c_str(),
                format_checksum(summary.checksum, summary.checksum_value).c_str());
   if (!summary.stream_choice.empty()) std::fprintf(out_, "streams: %s\n", summary.stream_choice.c_str());
-  if (!summary.protection.empty()) std::fprintf(out_, "protection: %s\n", summary.protection.c_str());
+  if (!summary.protection.empty()) {
+    const std::string line = "protection: " + summary.protection;
+    std::fprintf(out_, "%s\n", (terminal_ ? fit_to_width(line, width_) : line).c_str());
+  }
+  print_limit(summary);
   std::fflush(out_);
 }
 
+// One "Likely limit: ..." line when the figures say something (transfer_limit.hpp).
+void ProgressPrinter::print_limit(const TransferSummary& summary) {
+  LimitEvidence e = limit_evidence(summary);
+  e.queue_wait_s = queue_wait_s_;
+  e.queued = queued_at_.has_value();
+  if (samples_ > 0) {
+    e.rtt_s = rtt_s_ / samples_;
+    e.cwnd_segments = cwnd_ / samples_;
+    e.mss = mss_ / samples_;
+  }
+  const Limit l = likely_limit(e);
+  if (l.kind == LimitKind::unknown) return;
+  const std::string line = l.sentence + " (" + l.evidence + ")";
+  std::fprintf(out_, "%s\n", (terminal_ ? fit_to_width(line, width_) : line).c_str());
+}
+
 void ProgressPrinter::on_queued(unsigned position, unsigned active, unsigned queued) {
+  if (!queued_at_) queued_at_ = std::chrono::steady_clock::now();
   if (quiet_) return;
   close_line();
   std::fprintf(out_, "queued, position %u (server: %u active, %u queued)\n", position, active, queued);

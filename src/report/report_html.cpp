@@ -163,6 +163,7 @@ std::string render_page(std::vector<Run> runs, const PageOptions& options) {
                     "</title>\n<style>\n" + style_sheet + "</style>\n</head>\n<body>\n<h1>" + xml_escape(options.title) + "</h1>\n";
   if (!options.generated.empty()) out += "<p class=\"muted\">made " + xml_escape(options.generated) + " by pxfer report</p>\n";
   out += "<h2>What was measured</h2>\n<div class=\"wide\">\n" + header_table(runs) + "</div>\n";
+  out += limits_section(runs);
   bool any_rates = false;
   for (const auto& r : runs) any_rates = any_rates || !r.rates.empty() || !r.files.empty();
   if (any_rates) out += "<h2>Rate over time</h2>\n" + aggregate_rate_chart(runs);

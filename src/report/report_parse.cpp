@@ -75,7 +75,7 @@ void on_interval(Run& r, const json& j) {
   for (const auto& s : *streams) {
     if (!s.is_object()) continue;
     r.streams.push_back({p.t, count(s, "stream"), num(s, "bytes"), num(s, "inst_Bps"), num(s, "cwnd"), num(s, "rtt_us"),
-                         num(s, "retransmits"), num(s, "send_q")});
+                         num(s, "retransmits"), num(s, "send_q"), num(s, "mss")});
   }
 }
 
@@ -103,6 +103,7 @@ void on_summary(Run& r, const json& j) {
   if (auto f = j.find("final"); f != j.end() && f->is_object() && (r.rates.empty() || num(*f, "seconds") > r.rates.back().t))
     r.rates.push_back({num(*f, "seconds"), num(*f, "bytes"), num(*f, "avg_Bps"), num(*f, "inst_Bps")});
   if (auto busy = j.find("busy_streams"); busy != j.end() && busy->is_number()) m.busy_streams = busy->get<unsigned>();
+  if (auto cpu = j.find("cpu_s"); cpu != j.end() && cpu->is_number()) m.cpu_s = cpu->get<double>();
   if (auto t = j.find("stream_totals"); t != j.end() && t->is_array())
     for (const auto& s : *t)
       if (s.is_object())
@@ -113,7 +114,7 @@ void on_summary(Run& r, const json& j) {
 FileSpan& file_named(Run& r, const std::string& path, double started_s) {
   for (auto& f : r.files)
     if (f.path == path && !f.end_s) return f;
-  r.files.push_back({path, started_s, std::nullopt, FileState::running, 0, ""});
+  r.files.push_back({path, started_s, std::nullopt, FileState::running, 0, "", 0});
   return r.files.back();
 }
 
@@ -139,6 +140,7 @@ void on_file_end(Run& r, const json& j, FileState state) {
   f.state = state;
   f.end_s = num(j, "finished_s", num(j, "started_s") + num(j, "seconds"));
   f.bytes = num(j, "bytes");
+  f.data_s = num(j, "seconds");
   if (auto e = j.find("error"); e != j.end() && e->is_object()) f.error = str(*e, "message");
   if (state == FileState::failed) r.meta.ok = false;
   r.meta.streams = std::max(r.meta.streams, count(j, "streams"));
@@ -155,6 +157,7 @@ void on_batch_summary(Run& r, const json& j) {
   m.seconds = num(j, "seconds");
   m.rate_Bps = num(j, "rate_Bps");
   if (m.version.empty()) m.version = str(j, "version");
+  if (auto cpu = j.find("cpu_s"); cpu != j.end() && cpu->is_number()) m.cpu_s = cpu->get<double>();
   if (m.files_failed || count(j, "setup_errors")) m.ok = false;
 }
 
@@ -235,10 +238,11 @@ bool apply(Run& r, const std::string& event, const json& j) {
   else if (event == "doctor") on_doctor(r, j);
   else if (event == "warning") r.warnings.push_back(str(j, "message"));
   else if (event == "streams") r.meta.stream_steps.push_back(str(j, "message"));
+  else if (event == "queued") ++r.meta.queued;
   else if (event == "error") {
     r.meta.ok = false;
     r.meta.error = str(j, "message");
-  } else return event == "auto" || event == "queued" || event == "retry" || event == "stream_recovery";
+  } else return event == "auto" || event == "retry" || event == "stream_recovery";
   return true;
 }
 

@@ -28,6 +28,7 @@
 #include "net/tls.hpp"
 #include "pxfer/clock.hpp"
 #include "pxfer/error.hpp"
+#include "pxfer/limits.hpp"
 #include "io/file_io.hpp"
 #include "io/resume_journal.hpp"
 #include "transfer_service.hpp"
@@ -58,6 +59,7 @@ struct Server::Impl {
     // Refuse to serve without client authentication before the port is bound.
     auth.check_policy(options.listen.host.empty() ? "::" : options.listen.host);
     listener.emplace(ioc, options, stopping, metrics);
+    metrics.per_identity = options.metrics_per_identity;
   }
 
   // Temporary files that crashed receivers left anywhere below the export root go once older
@@ -82,9 +84,24 @@ struct Server::Impl {
     asio::post(ioc, [this] {
       boost::system::error_code ignored;
       signals.cancel(ignored);
-      transfers.abort_all(Error(Errc::network, "the server is shutting down; retry later"));
-      listener->close_all();
+      transfers.abort_all(Error(Errc::network, "the server is shutting down and aborted this transfer; "
+                                               "retry later (the same command resumes it)"));
+      asio::co_spawn(ioc, close_after_errors(), asio::detached);
     });
+  }
+
+  // The aborted transfers send their clients an ERROR that says why; closing every connection at
+  // once would cut it off and leave them with "closed by the peer". So the connections close once
+  // those transfers ended, or after limits::stop_error_grace.
+  asio::awaitable<void> close_after_errors() {
+    asio::steady_timer timer(ioc);
+    const auto deadline = Clock::now() + limits::stop_error_grace;
+    while (transfers.in_service() > 0 && Clock::now() < deadline) {
+      timer.expires_after(std::chrono::milliseconds(20));
+      auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+      (void)ec;
+    }
+    listener->close_all();
   }
 
   // Polls the transfers still in service every 100 ms (a drain is rare and short: no need for a
@@ -192,6 +209,7 @@ void Server::stop() { impl_->stop(); }
 void Server::drain() { impl_->drain(); }
 
 std::string Server::metrics_text() const {
+  impl_->metrics.credit_running();  // the running transfers' bytes into pxferd_bytes_total
   auto load = impl_->admission->load();
   auto running = impl_->transfers.running();
   server::Gauges gauges{load.active,      load.queued,   load.max_active,  load.clients, impl_->listener->connections(),

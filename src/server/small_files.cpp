@@ -36,7 +36,8 @@ void TransferService::account_small(net::Connection& conn, bool put, const std::
   const std::uint64_t moved = failure ? 0 : bytes;
   a.bytes = moved;
   a.rate_mbps = a.seconds > 0 ? static_cast<double>(moved) / a.seconds / 1e6 : 0;
-  metrics_.transfer_ended(put, failure ? Outcome::failed : Outcome::ok, moved);
+  metrics_.transfer_ended(put, failure ? Outcome::failed : Outcome::ok, moved,
+                          failure ? std::optional<Errc>(failure->code()) : std::nullopt);
   metrics_.transfer_details(put, who.identity, moved, failure ? std::optional<Errc>(failure->code()) : std::nullopt, 0);
   if (failure) {
     set_error(a, "failed", *failure);

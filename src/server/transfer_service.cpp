@@ -233,6 +233,7 @@ net::awaitable<std::unique_ptr<Admission::Slot>> TransferService::wait_for_slot(
   const unsigned asked = streams;
   streams = static_cast<std::uint16_t>(slot->streams());
   double waited = std::chrono::duration<double>(Clock::now() - queued_at).count();
+  metrics_.queue_wait.observe(waited);
   // One info line per transfer is the rule; an admission is only news when the transfer waited
   // or was granted fewer streams than it asked for.
   const auto level = waited > 0.001 || asked != streams ? spdlog::level::info : spdlog::level::debug;
@@ -276,6 +277,21 @@ TransferAccount account_of(net::Connection& conn, const wire::Open& open, const 
   return account_of(conn, open.path, open.direction == wire::Direction::put, open.streams, open.checksum, who, std::move(id));
 }
 
+// The metrics of a transfer: its bytes counted while they move, then its end.
+Metrics::FlowId start_flow(Metrics& m, bool put, const std::shared_ptr<transfer::Transfer>& t) {
+  return m.start_flow(put, [weak = std::weak_ptr(t)] {
+    auto alive = weak.lock();
+    return alive ? alive->bytes_moved() : 0;
+  });
+}
+
+void count_ended(Metrics& m, bool put, transfer::Transfer& t, const std::optional<Error>& failure, double seconds,
+                 const std::string& identity) {
+  const auto why = failure ? std::optional<Errc>(failure->code()) : std::nullopt;
+  m.transfer_ended(put, failure ? Outcome::failed : Outcome::ok, 0, why);  // its bytes: the flow counted them
+  m.transfer_ran(put, seconds, t.file_size());
+  m.transfer_details(put, identity, t.bytes_moved(), why, t.stream_recoveries());
+}
 
 }  // namespace
 
@@ -307,7 +323,7 @@ net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> con
     TransferAccount a = account_of(*conn, open, who, nullptr);
     set_error(a, "refused", *refused);
     spdlog::info("{}", logfmt_line(a));
-    metrics_.transfer_ended(open.direction == wire::Direction::put, Outcome::refused, 0);
+    metrics_.transfer_ended(open.direction == wire::Direction::put, Outcome::refused, 0, refused->code());
     co_await net::send_error_quietly(*conn, *refused);
     co_return;
   }
@@ -320,6 +336,8 @@ net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> con
   const bool on_control = transfer::server_on_control(open, caps, t->file_size());
   if (!on_control) t->arm_attach_deadline();
   auto start = Clock::now();
+  const bool put = open.direction == wire::Direction::put;
+  const auto flow = start_flow(metrics_, put, t);
   std::string checksum;
   std::optional<Error> failure;
   try {
@@ -330,6 +348,7 @@ net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> con
   } catch (const Error& e) {
     failure = e;
   }
+  metrics_.end_flow(flow);  // before the registry forgets it: its last bytes are counted once
   registry_.remove(token);
   // Recorded once the file is in place, whatever happened after (a RESULT that could not be sent
   // to a client that died at that moment is the very case a retry must be answered for).
@@ -340,9 +359,7 @@ net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> con
   a.rate_mbps = a.seconds > 0 ? static_cast<double>(t->bytes_moved()) / a.seconds / 1e6 : 0;
   a.resumed = t->resumed_bytes();
   a.recovered_streams = t->stream_recoveries();
-  metrics_.transfer_ended(open.direction == wire::Direction::put, failure ? Outcome::failed : Outcome::ok, t->bytes_moved());
-  metrics_.transfer_details(open.direction == wire::Direction::put, who.identity, t->bytes_moved(),
-                            failure ? std::optional<Errc>(failure->code()) : std::nullopt, t->stream_recoveries());
+  count_ended(metrics_, put, *t, failure, a.seconds, who.identity);
   if (failure) {
     t->fail(*failure);
     a.bytes = t->bytes_moved();

@@ -75,8 +75,11 @@ ClientPlan client_plan(const ClientOptions& opt, const wire::Open& open, const w
   const std::uint16_t streams = decided.slots;
   ClientPlan plan;
   plan.start_streams = decided.start;
-  plan.settings = Settings{opt.checksum, ok.block_size, streams, SocketTuning{opt.window, opt.congestion, opt.window_clamp}};
-  plan.settings.compression = opt.compression;
+  plan.settings = Settings{.checksum = opt.checksum,
+                           .block_size = ok.block_size,
+                           .streams = streams,
+                           .tuning = SocketTuning{opt.window, opt.congestion, opt.window_clamp},
+                           .compression = opt.compression};
   plan.settings.stall_timeout = opt.stall_timeout;
   plan.settings.control_heartbeats = (caps & wire::cap_heartbeat) != 0;
   plan.settings.tls_bound_streams = (caps & wire::cap_tls_bound_streams) != 0;
@@ -96,9 +99,12 @@ Settings server_settings(const wire::Open& open, const ServerPolicy& policy, std
                                     hex(open.flags & ~wire::known_open_flags) + "); upgrade pxferd or leave those options out");
   if (open.checksum > last_checksum_algo)
     throw Error(Errc::protocol, "unknown checksum algorithm " + std::to_string(open.checksum));
-  Settings settings{static_cast<ChecksumAlgo>(open.checksum), open.block_size, open.streams,
-                    SocketTuning{open.window, open.congestion, open.window_clamp}, policy.attach_timeout};
-  settings.compression = CompressionSetting{static_cast<CompressMode>(open.compress_mode), open.compress_level};
+  Settings settings{.checksum = static_cast<ChecksumAlgo>(open.checksum),
+                    .block_size = open.block_size,
+                    .streams = open.streams,
+                    .tuning = SocketTuning{open.window, open.congestion, open.window_clamp},
+                    .attach_timeout = policy.attach_timeout,
+                    .compression = CompressionSetting{static_cast<CompressMode>(open.compress_mode), open.compress_level}};
   if (open.flags & wire::open_want_stats)
     settings.stats_interval = std::chrono::milliseconds(std::max<std::uint32_t>(open.stats_interval_ms, 100));
   // The client's stall timeout, within sane bounds: heartbeats go four times per period.

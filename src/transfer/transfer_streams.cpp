@@ -26,7 +26,7 @@ namespace asio = boost::asio;
 
 awaitable<void> Transfer::run_stream(std::shared_ptr<Connection> conn, std::uint16_t index, MacKey block_key,
                                      CleanEnd clean_end) {
-  StreamRun run{index, *stats_[index]};
+  StreamRun run{.index = index, .stats = *stats_[index], .mutex = {}, .unacknowledged = {}, .idle = {}, .mac = {}, .decompressor = {}, .packed = {}};
   // Under TLS with cap_tls_bound_streams the record layer authenticates the blocks, and the
   // connection is bound to the transfer (its ATTACH_PROOF, or it is the control connection the
   // key comes from): a Poly1305 per block would cost ~0.1 CPU s per GiB at each end for nothing.

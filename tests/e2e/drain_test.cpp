@@ -79,6 +79,8 @@ TEST(Drain, DrainTimeoutAbortsWhatIsLeftAndKeepsItHidden) {
   int status = client.wait(15s, &timed_out);
   ASSERT_FALSE(timed_out);
   EXPECT_EQ(status, 5) << client.err();
+  // Issue 37: the client hears why (the server's ERROR), not "closed by the peer".
+  EXPECT_NE(client.err().find("shutting down"), std::string::npos) << client.err();
   EXPECT_FALSE(path_exists(root + "/big.bin")) << "a partial file was left under the final name";
 }
 

@@ -1,17 +1,21 @@
 // Failures through the real binaries: each must exit with its Errc value, say what went wrong in
 // exactly one "pxfer: ..." line on stderr, and leave the server serving.
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <thread>
 
 #include "support/e2e.hpp"
 
 namespace pxfer::e2e {
 namespace {
 
-constexpr int exit_usage = 2, exit_not_found = 3, exit_permission = 4, exit_network = 5, exit_exists = 9;
+constexpr int exit_usage = 2, exit_not_found = 3, exit_permission = 4, exit_network = 5, exit_protocol = 6, exit_exists = 9;
 
 // Exit code, and stderr is one line "pxfer: ..." that contains `needle`.
 void expect_error(const RunResult& r, int code, const std::string& needle) {
@@ -64,6 +68,41 @@ TEST_F(Errors, ClosedPortIsConnectionRefused) {
   expect_server_serving();
 }
 
+// Issue 37: a port where something else listens (an SSH banner, a server that reads the TLS hello
+// and hangs up) is "not a pxfer server", exit 6 as documented, not "TLS handshake ... End of file", exit 5.
+TEST_F(Errors, APortThatIsNotAPxferServerSaysSo) {
+  int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(listener, 4), 0);
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  std::thread other_service([listener] {
+    for (int i = 0; i < 2; ++i) {
+      int c = ::accept(listener, nullptr, nullptr);
+      if (c < 0) return;
+      char hello[512];
+      if (i == 0) {
+        const char banner[] = "SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n";
+        (void)!::write(c, banner, sizeof banner - 1);
+      }
+      (void)!::read(c, hello, sizeof hello);  // the TLS hello, then hang up
+      ::close(c);
+    }
+  });
+  const std::string url = "pxfer://127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + "/x.bin";
+  RunResult banner = run_pxfer("put", small, url);
+  RunResult hangup = run_pxfer("put", small, url);
+  other_service.join();
+  ::close(listener);
+  for (const RunResult* r : {&banner, &hangup}) {
+    expect_error(*r, exit_protocol, "is not a pxfer server");
+    EXPECT_EQ(r->err.find("End of file"), std::string::npos) << r->err;
+  }
+}
+
 TEST_F(Errors, PutOfMissingLocalFileIsNotFound) {
   std::string missing = local + "/no-such-file.bin";
   RunResult r = run_pxfer("put", missing, server.url("x.bin"));
@@ -101,6 +140,9 @@ TEST_F(Errors, GetIntoUnwritableDestinationFails) {
   ::chmod(ro.c_str(), 0755);
   expect_error(r, exit_permission, "readonly");
   EXPECT_NE(r.err.find("ermission denied"), std::string::npos) << r.err;
+  // Issue 37: the message is about the file the user named, not pxfer's resume journal.
+  EXPECT_NE(r.err.find("cannot write " + ro + "/x"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("journal"), std::string::npos) << r.err;
   EXPECT_EQ(list_dir(ro), std::vector<std::string>{});
   expect_server_serving();
 }

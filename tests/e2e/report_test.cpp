@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <regex>
 #include <set>
 #include <string>
 
@@ -196,6 +197,19 @@ TEST(Progress, BarOnATerminalRateLinesWhenAskedOrPiped) {
   EXPECT_NE(bar.out.find("100.0%"), std::string::npos) << bar.out;
   EXPECT_NE(bar.out.find("ETA "), std::string::npos);
   EXPECT_EQ(bar.out.find("KB/sec avg"), std::string::npos) << "no rate lines under the bar";
+  // Issue 37: at 60 columns the bar keeps the rate and a whole ETA, and nothing it or the summary
+  // prints is wider than the terminal.
+  RunResult narrow = in_terminal("COLUMNS=60 " + base);
+  ASSERT_EQ(narrow.exit_code, 0) << narrow.out << narrow.err;
+  EXPECT_TRUE(std::regex_search(narrow.out, std::regex("MB/s  ETA [0-9-]+:[0-9-]{2}"))) << narrow.out;
+  std::size_t widest = 0, start = 0;  // the Source:/Dest: lines are paths, left whole
+  for (std::size_t i = 0; i <= narrow.out.size(); ++i)
+    if (i == narrow.out.size() || narrow.out[i] == '\r' || narrow.out[i] == '\n') {
+      const std::string line = narrow.out.substr(start, i - start);
+      if (!line.starts_with("Source:") && !line.starts_with("Dest:")) widest = std::max(widest, line.size());
+      start = i + 1;
+    }
+  EXPECT_LE(widest, 59u) << narrow.out;
   RunResult lines = in_terminal(base + " --rate-lines");
   ASSERT_EQ(lines.exit_code, 0) << lines.out;
   EXPECT_NE(lines.out.find("KB/sec avg"), std::string::npos) << lines.out;

@@ -49,7 +49,9 @@ TEST_F(Tree, ListsDirectoriesAndFilesParentsFirstSkippingSymlinksAndSpecials) {
       EXPECT_EQ(e.kind, wire::EntryKind::file);
       EXPECT_EQ(e.size, 10u);
     }
-    if (e.relative_path == "d") EXPECT_EQ(e.kind, wire::EntryKind::directory);
+    if (e.relative_path == "d") {  // braces: EXPECT_EQ is an if/else inside (-Wdangling-else)
+      EXPECT_EQ(e.kind, wire::EntryKind::directory);
+    }
   }
 }
 

@@ -34,6 +34,9 @@ void add_serving(CLI::App& app, DaemonArgs& a) {
                  "serve Prometheus metrics at http://ADDR/metrics (a plain PORT means 127.0.0.1:PORT; no "
                  "authentication, so keep it on loopback or behind a firewall); default: off")
       ->type_name("[HOST:]PORT")->group(g_monitor);
+  app.add_flag("--metrics-per-identity", a.options.metrics_per_identity,
+               "add pxferd_bytes_by_identity_total, one series per client identity (token name or certificate CN)")
+      ->group(g_monitor);
 }
 
 void add_auth(CLI::App& app, ServerOptions& o) {
