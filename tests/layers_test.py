@@ -58,7 +58,7 @@ PUBLIC_LAYER = {
     "limits.hpp": "core", "clock.hpp": "core", "checksum.hpp": "core", "compression.hpp": "core",
     "wire_types.hpp": "core", "rate_meter.hpp": "core", "rate_pacer.hpp": "core", "stream_meter.hpp": "core",
     "retry.hpp": "core", "auto_controller.hpp": "core", "stream_count.hpp": "core", "stream_controller.hpp": "core", "host_facts.hpp": "core", "doctor.hpp": "core",
-    "report_html.hpp": "core", "report_model.hpp": "core", "progress_bar.hpp": "core",
+    "report_html.hpp": "core", "report_model.hpp": "core", "progress_bar.hpp": "core", "transfer_limit.hpp": "core",
     "socket_tuning.hpp": "io", "secret_file.hpp": "io", "emulated_disk.hpp": "io",
     "transfer_events.hpp": "transfer", "batch_events.hpp": "transfer", "progress_listener.hpp": "transfer",
     "progress_printer.hpp": "present", "batch_printer.hpp": "present", "json_printer.hpp": "present",
