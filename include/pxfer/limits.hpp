@@ -67,6 +67,28 @@ inline constexpr std::uint32_t metrics_request_head_bytes = 8u << 10;
 // long to send their clients the ERROR that says why before every connection is closed.
 inline constexpr std::chrono::milliseconds stop_error_grace{1'000};
 
+// Before a connection has proven who it is (HELLO, AUTH, ATTACH, ATTACH_PROOF, or a PING between
+// kept streams), pxferd reads only those frames and only this many payload bytes of each: the
+// largest (HELLO with its 1 KiB agent text) is far below it. Any other first frame is refused
+// before its payload is read, so a connection that never logs in costs a few KiB, not the 1 MiB
+// a small file's frame may carry (issue 34: 600 such connections took pxferd to 677 MiB).
+inline constexpr std::uint32_t max_login_frame = 4096;
+// Connections pxferd keeps open that have not logged in yet (all addresses together). A login
+// takes milliseconds, so one more connection closes the oldest of them, as does reaching
+// --max-connections or --max-connections-per-address: a crowd of idle connections from a few
+// addresses never locks out a client that logs in (server/listener.hpp).
+inline constexpr std::size_t max_connections_logging_in = 1024;
+// Threads of pxferd's blocking pool (SUM, LIST, opening files) beyond ServerOptions::blocking_threads, kept for
+// an identity that has nothing running there: however long two identities' SUMs take, a third
+// identity's LIST starts at once (policy/fair_share.hpp, issue 34).
+inline constexpr unsigned blocking_workers_kept_free = 1;
+
+// A put's space is reserved (fallocate) as its bytes come, at most this far ahead of the furthest
+// write, never all of the claimed size at OPEN: an idle OPEN of a huge claim holds this much, not
+// the whole file system (issue 34: one idle 954 MiB claim made every other put on a 1 GiB file
+// system fail for ~13 s). A full file system still fails a put within a window of its last write.
+inline constexpr std::uint64_t reservation_window = 64ull << 20;
+
 // Blocks of a file of `size` bytes: the last may be shorter; an empty file has none.
 constexpr std::uint64_t block_count(std::uint64_t size, std::uint32_t block_size) {
   return block_size == 0 ? 0 : size / block_size + (size % block_size != 0);

@@ -61,6 +61,9 @@ struct ServerOptions {
   // Lab only: all file writes of the server together paced to this many bytes a second, as a
   // slow disk shared by every transfer would (bench/experiments.sh f); 0 = off.
   std::uint64_t emulate_disk_rate = 0;
+  // The claimed sizes of one identity's puts in progress together (space held by unfinished
+  // transfers): an OPEN that would pass this is refused; 0 = no limit.
+  std::uint64_t max_unfinished_per_identity = 0;
   // A put that claims more bytes than this is refused before anything is allocated; 0 = no limit
   // (the destination's free space still bounds it).
   std::uint64_t max_file_size = 0;

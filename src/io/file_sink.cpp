@@ -230,10 +230,9 @@ void FileSink::open_temporary() {
   }
 }
 
-// Reserving the space ahead of the writes turns "disk full" into an error before any byte moves,
-// and a disk that others fill during the transfer cannot fail it halfway (issue 16.2,
-// Leftovers.JournalSpaceReservedWithTheFile). On tmpfs, where that means allocating every page,
-// the rest of the file is reserved in steps ahead of the writes (io/space_reservation.hpp).
+// The space is reserved ahead of the writes, by at most limits::reservation_window: an OPEN that
+// sends nothing holds no more than that (issue 34). check_space refused a claim over the free
+// space before this; on tmpfs the steps run in a thread of their own (io/space_reservation.hpp).
 void FileSink::preallocate() { space_.start(fd_, size_, path_); }
 
 FileSink::~FileSink() {

@@ -39,22 +39,29 @@ void SpaceReservation::start(int fd, std::uint64_t size, const std::string& path
   size_ = size;
   path_ = path;
   steps_ = steps;
+  steps_.window = std::max<std::uint64_t>(steps_.window, 1);
   if (size == 0) return;
   reserved_ = 0;
   // Sized first, so that the steps below never change the size and a write anywhere is inside it.
   if (::ftruncate(fd, static_cast<off_t>(size)) != 0) throw_allocate(size, path, errno);
-  const std::uint64_t first = steps.background ? std::min(size, std::max<std::uint64_t>(steps.first, 1)) : size;
+  const std::uint64_t first =
+      std::min({size, steps_.window, steps.background ? std::max<std::uint64_t>(steps.first, 1) : steps_.window});
   if (int rc = allocate(0, first); rc != 0) throw_allocate(size, path, rc);
   reserved_ = first;
-  if (reserved_ < size_) thread_ = std::thread([this] { run(); });
+  if (reserved_ < size_ && steps_.background) thread_ = std::thread([this] { run(); });
+}
+
+// Under mutex_: how far the reservation should reach now, a window beyond the furthest write.
+std::uint64_t SpaceReservation::wanted() const {
+  return std::min(size_, written_to_ + steps_.window);
 }
 
 void SpaceReservation::run() {
   std::unique_lock lock(mutex_);
   while (!stopping_ && error_ == 0 && reserved_ < size_) {
-    changed_.wait(lock, [&] { return stopping_ || writers_waiting_.load() == 0; });
+    changed_.wait(lock, [&] { return stopping_ || (writers_waiting_.load() == 0 && reserved_ < wanted()); });
     if (stopping_) break;
-    const std::uint64_t length = std::min(size_ - reserved_, std::max<std::uint64_t>(steps_.step, 1));
+    const std::uint64_t length = std::min(wanted() - reserved_, std::max<std::uint64_t>(steps_.step, 1));
     if (int rc = allocate(reserved_, length); rc != 0)
       error_ = rc;
     else
@@ -67,7 +74,15 @@ SpaceReservation::Gate SpaceReservation::enter(std::uint64_t end) {
   ++writers_waiting_;
   std::unique_lock lock(mutex_);
   --writers_waiting_;
-  if (reserved_ < end && error_ == 0 && !stopping_) {
+  if (reserved_ != UINT64_MAX) written_to_ = std::max(written_to_, end);
+  // Without a thread, this write extends the reservation itself, a window at a time: once half
+  // of the window ahead is used up, one fallocate call (it marks extents and returns at once).
+  if (!thread_.joinable() && reserved_ < size_ && error_ == 0 && reserved_ < std::min(size_, end + steps_.window / 2)) {
+    const std::uint64_t to = wanted();
+    if (int rc = allocate(reserved_, to - reserved_); rc != 0) error_ = rc;
+    else reserved_ = to;
+  }
+  if (reserved_ < end && error_ == 0 && !stopping_ && thread_.joinable()) {
     changed_.notify_all();  // the thread may be waiting for this writer to pass
     changed_.wait(lock, [&] { return reserved_ >= end || error_ != 0 || stopping_; });
   }

@@ -8,8 +8,13 @@
 // the same CPU whoever allocates them; what matters is that the transfer waits for all of them
 // first. So on tmpfs the first step (32 MiB) is reserved at once and the rest in a thread of its
 // own, in steps ahead of the writes: every write still lands in space reserved before it, and a
-// write whose range is not reserved yet waits for it (issue 16.2: a disk that others fill cannot
-// fail a transfer halfway once it is reserved).
+// write whose range is not reserved yet waits for it.
+//
+// On every file system the reservation stays within limits::reservation_window of the furthest
+// write: a claimed size is not space taken until the bytes come (issue 34: one idle OPEN of a
+// huge claim filled a file system for everyone else). Elsewhere than tmpfs the writes themselves
+// extend it, a window at a time. So a disk that others fill can fail a transfer halfway, within a
+// window of its last write, as it fails any other writer.
 //
 // The steps and the writes exclude each other in user space. Both take the file's inode lock in
 // the kernel, and a writer that finds it held by fallocate spins on the CPU (rwsem_spin_on_owner)
@@ -23,6 +28,8 @@
 #include <string>
 #include <thread>
 
+#include "pxfer/limits.hpp"
+
 namespace pxfer {
 
 class SpaceReservation {
@@ -30,7 +37,9 @@ class SpaceReservation {
   struct Steps {
     std::uint64_t first = 32ull << 20;  // reserved before the constructor returns
     std::uint64_t step = 8ull << 20;    // each step of the thread: ~1.6 ms of holding the gate
-    bool background = true;             // false: everything before the constructor returns
+    bool background = true;             // false: each step in the write that needs it
+    // Reserved at most this far ahead of the furthest write (limits.hpp); the first step too.
+    std::uint64_t window = limits::reservation_window;
   };
   SpaceReservation() = default;
   SpaceReservation(const SpaceReservation&) = delete;
@@ -69,6 +78,7 @@ class SpaceReservation {
   static Steps default_steps(int fd);
   int allocate(std::uint64_t offset, std::uint64_t length) const;  // 0 or an errno
   void run();
+  std::uint64_t wanted() const;
 
   int fd_ = -1;
   std::uint64_t size_ = 0;
@@ -79,6 +89,7 @@ class SpaceReservation {
   // Under mutex_. Until start() every write passes: a sink that reserves nothing (a small file,
   // written once right after it is created) still uses the gate.
   std::uint64_t reserved_ = UINT64_MAX;
+  std::uint64_t written_to_ = 0;  // under mutex_: the furthest end a write asked for
   int error_ = 0;               // under mutex_: why the reservation stopped short
   bool stopping_ = false;       // under mutex_
   std::atomic<int> writers_waiting_{0};  // writers that want the gate: a step gives way to them

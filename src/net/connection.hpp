@@ -77,10 +77,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // "TLS1.3 (TLS_AES_256_GCM_SHA384)" or "clear"
   std::string protection() const;
   WriteGate& write_gate() { return *gate_; }
+  // Set once the peer proved who it is (a control session's AUTH, a data stream's ATTACH proof):
+  // until then pxferd may close the connection to make room for others (server/listener.hpp).
+  void mark_logged_in() { logged_in_.store(true, std::memory_order_relaxed); }
+  bool logged_in() const { return logged_in_.load(std::memory_order_relaxed); }
 
  protected:
   std::string peer_;
   std::unique_ptr<WriteGate> gate_;
+  std::atomic<bool> logged_in_{false};
 };
 
 std::shared_ptr<Connection> make_tcp_connection(tcp::socket socket);

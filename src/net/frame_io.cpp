@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "pxfer/limits.hpp"
 #include "quiet_wait.hpp"
 #include "race.hpp"
 
@@ -44,6 +45,21 @@ awaitable<wire::Message> read_message(Connection& conn) {
 }
 
 namespace {
+bool allowed_before_login(wire::FrameType type) {
+  using wire::FrameType;
+  return type == FrameType::hello || type == FrameType::auth || type == FrameType::attach ||
+         type == FrameType::attach_proof || type == FrameType::ping;
+}
+
+awaitable<wire::Message> read_login_message(Connection& conn) {
+  auto header = co_await read_header(conn);
+  if (!allowed_before_login(header.type) || header.length > limits::max_login_frame)
+    throw Error(Errc::protocol, std::string("unexpected ") + wire::type_name(header.type) + " frame of " +
+                                    std::to_string(header.length) + " bytes from " + conn.peer() +
+                                    " before it logged in (expected HELLO, AUTH or ATTACH)");
+  co_return co_await read_payload(conn, header);
+}
+
 // Cancelled (the read came first), it ends quietly: a thrown operation_aborted, rethrown through
 // each coroutine frame above it, cost more than the read it watched (docs/performance.md
 // section 5). first_of tells a cancellation from outside apart (net/race.hpp).
@@ -56,6 +72,10 @@ awaitable<void> sleep_for(std::chrono::milliseconds duration) {
 
 awaitable<std::optional<wire::Message>> read_message_within(Connection& conn, std::chrono::milliseconds timeout) {
   co_return co_await first_of(read_message(conn), sleep_for(timeout));
+}
+
+awaitable<std::optional<wire::Message>> read_login_message_within(Connection& conn, std::chrono::milliseconds timeout) {
+  co_return co_await first_of(read_login_message(conn), sleep_for(timeout));
 }
 
 namespace {

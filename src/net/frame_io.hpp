@@ -21,6 +21,11 @@ awaitable<void> send_messages(Connection& conn, const std::vector<wire::Message>
 // read_message with a deadline: nullopt when nothing complete arrived in time.
 awaitable<std::optional<wire::Message>> read_message_within(Connection& conn, std::chrono::milliseconds timeout);
 
+// read_message_within for a connection that has not logged in: only HELLO, AUTH, ATTACH,
+// ATTACH_PROOF and PING, of at most limits::max_login_frame payload bytes, else a protocol error
+// before any of the payload is read or allocated.
+awaitable<std::optional<wire::Message>> read_login_message_within(Connection& conn, std::chrono::milliseconds timeout);
+
 // Throws the peer's error for ErrorMsg, a protocol error for any other type than T.
 template <class T>
 T expect(wire::Message&& message, const std::string& peer) {

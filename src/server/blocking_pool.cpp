@@ -8,6 +8,8 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "pxfer/limits.hpp"
+
 namespace pxfer::server {
 namespace {
 
@@ -15,27 +17,64 @@ namespace asio = boost::asio;
 
 }  // namespace
 
-BlockingPool::BlockingPool(unsigned threads) : pool_(threads) {}
+BlockingPool::BlockingPool(unsigned threads) : queue_(threads + limits::blocking_workers_kept_free, limits::blocking_workers_kept_free) {
+  for (unsigned i = 0; i < threads + limits::blocking_workers_kept_free; ++i) threads_.emplace_back([this] { work(); });
+}
 
-BlockingPool::~BlockingPool() { pool_.join(); }
+BlockingPool::~BlockingPool() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (auto& t : threads_) t.join();
+}
 
-net::awaitable<void> BlockingPool::run(std::function<void()> work) {
-  // The work is posted to the pool as a plain function and its completion dispatched to the
-  // awaiting coroutine's own executor: the session resumes on its strand, not on a pool thread.
+void BlockingPool::enqueue(const std::string& identity, std::function<void()> job) {
+  {
+    std::lock_guard lock(mutex_);
+    queue_.push(identity, std::move(job));
+  }
+  wake_.notify_one();
+}
+
+// One thread of the pool: takes what FairShare says, until the pool stops and nothing waits.
+void BlockingPool::work() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    auto next = queue_.start();
+    if (!next) {
+      if (stopping_ && queue_.waiting() == 0) return;
+      wake_.wait(lock);
+      continue;
+    }
+    lock.unlock();
+    next->second();  // never throws: run() catches what the work throws
+    lock.lock();
+    queue_.finish(next->first);
+    wake_.notify_all();  // a job held back for its identity's share may start now
+  }
+}
+
+net::awaitable<void> BlockingPool::run(std::function<void()> work, const std::string& identity) {
+  // The work is queued as a plain function and its completion dispatched to the awaiting
+  // coroutine's own executor: the session resumes on its strand, not on a pool thread.
   // No coroutine is spawned on the pool (co_spawn cost a frame, a cancellation state and an
   // extra post per file opened: docs/performance.md section 5).
   // A void(exception_ptr) completion: the awaiting coroutine rethrows what `work` threw.
   co_await asio::async_initiate<decltype(asio::use_awaitable), void(std::exception_ptr)>(
-      [this](auto handler, std::function<void()> job) {
+      [this, &identity](auto handler, std::function<void()> job) {
         auto resume_on = asio::get_associated_executor(handler);
-        asio::post(pool_.get_executor(), [job = std::move(job), handler = std::move(handler), resume_on]() mutable {
+        // Held in a shared_ptr: the handler moves only, the queue's std::function copies.
+        auto waiting = std::make_shared<decltype(handler)>(std::move(handler));
+        enqueue(identity, [job = std::move(job), waiting, resume_on]() mutable {
           std::exception_ptr error;
           try {
             job();
           } catch (...) {
             error = std::current_exception();
           }
-          asio::dispatch(resume_on, [handler = std::move(handler), error]() mutable { std::move(handler)(error); });
+          asio::dispatch(resume_on, [waiting, error]() mutable { std::move(*waiting)(error); });
         });
       },
       asio::use_awaitable, std::move(work));

@@ -3,31 +3,43 @@
 // could sit on a slow disk) runs here, on a few threads of its own, never on the threads that
 // run the network: one client's expensive request must not delay another client's handshake.
 // The coroutine that asked waits for the result and resumes on its own executor.
-#include <boost/asio/thread_pool.hpp>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "net/connection.hpp"
+#include "policy/fair_share.hpp"
 
 namespace pxfer::server {
 
+// The pool's threads share themselves fairly between identities (policy/fair_share.hpp): each
+// identity waits in a queue of its own, the queues take turns, and limits::blocking_workers_kept_free
+// threads beyond `threads` are kept for an identity with nothing running.
 class BlockingPool {
  public:
   explicit BlockingPool(unsigned threads);
-  ~BlockingPool();  // waits for the work in progress (cancellable work watches the server's stopping flag)
+  ~BlockingPool();  // runs what is queued, then joins (cancellable work watches the server's stopping flag)
   BlockingPool(const BlockingPool&) = delete;
   BlockingPool& operator=(const BlockingPool&) = delete;
 
-  // Runs `work` on a pool thread; resumes the caller on its own executor once it is done, and
-  // rethrows what `work` threw.
-  net::awaitable<void> run(std::function<void()> work);
+  // Runs `work` on a pool thread, in `identity`'s turn; resumes the caller on its own executor
+  // once it is done, and rethrows what `work` threw.
+  net::awaitable<void> run(std::function<void()> work, const std::string& identity = {});
 
  private:
-  boost::asio::thread_pool pool_;
+  void enqueue(const std::string& identity, std::function<void()> job);
+  void work();
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  policy::FairShare<std::function<void()>> queue_;  // under mutex_
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
 };
 
 // At most `per_identity` SUM/LIST requests of one identity run at once (limits.hpp); a request

@@ -214,7 +214,7 @@ class Handlers {
   awaitable<void> operator()(wire::TpcStart& m) {
     const bool denied = co_await refused(m.local_path, m.mode == wire::CopyMode::pull);
     if (denied) co_return;
-    co_await cx_.tpc.start(*conn_, rights_, m);
+    co_await cx_.tpc.start(*conn_, rights_, who_.agent, m);
   }
   // INFO (pxfer doctor, --auto): the host's TCP settings and the server's load.
   awaitable<void> operator()(wire::InfoRequest&) {
@@ -250,7 +250,7 @@ class Handlers {
   awaitable<std::optional<Error>> off_thread(const std::function<void()>& work) {
     std::optional<Error> failed;
     std::function<void()> guarded = [&] { failed = attempt(work); };
-    co_await cx_.blocking.run(guarded);
+    co_await cx_.blocking.run(guarded, rights_.identity);
     co_return failed;
   }
 
@@ -330,7 +330,7 @@ class Handlers {
 
 // AUTH after HELLO_OK: the rights of the session, or nothing (the client was told why).
 awaitable<std::optional<SessionRights>> log_in(const SessionContext& cx, Connection& conn) {
-  auto first = co_await net::read_message_within(conn, cx.options.hello_timeout);
+  auto first = co_await net::read_login_message_within(conn, cx.options.hello_timeout);
   if (!first) co_return std::nullopt;
   std::optional<SessionRights> rights;
   std::optional<Error> refused;
@@ -347,6 +347,7 @@ awaitable<std::optional<SessionRights>> log_in(const SessionContext& cx, Connect
     co_await net::send_error_quietly(conn, *refused);
     co_return std::nullopt;
   }
+  conn.mark_logged_in();
   wire::Message auth_ok = wire::AuthOk{rights->identity, rights->wire_rights()};
   co_await net::send_message(conn, auth_ok);
   co_return rights;
@@ -432,7 +433,7 @@ awaitable<void> control_session(const SessionContext& cx, std::shared_ptr<Connec
 awaitable<void> serve_connection(const SessionContext& cx, std::shared_ptr<Connection> conn) {
   bool handed_over = false;  // a small-file channel: its control session closes it
   try {
-    auto first = co_await net::read_message_within(*conn, cx.options.hello_timeout);
+    auto first = co_await net::read_login_message_within(*conn, cx.options.hello_timeout);
     if (!first) {
       spdlog::debug("{}: no HELLO or ATTACH within the deadline, dropped", conn->peer());
       co_return;

@@ -44,7 +44,7 @@ net::awaitable<bool> serve_data_connection(const SessionContext& cx, std::shared
     do {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) co_return false;
-      next = co_await net::read_message_within(*conn, left);
+      next = co_await net::read_login_message_within(*conn, left);
       if (!next) co_return false;
     } while (std::holds_alternative<wire::Ping>(*next));
     auto* again = std::get_if<wire::Attach>(&*next);

@@ -15,6 +15,7 @@
 
 #include "net/race.hpp"
 #include "pxfer/error.hpp"
+#include "pxfer/limits.hpp"
 
 namespace pxfer::server {
 namespace {
@@ -49,24 +50,44 @@ awaitable<void> sleep_for(std::chrono::milliseconds d) {
 
 }  // namespace
 
+// A counted connection: its address, the connection (the TLS one once it is wrapped), and
+// whether it still counts (shedding takes it out of the counts at once, before its coroutine ends).
+struct Listener::Slot {
+  std::string address;
+  std::weak_ptr<net::Connection> conn;
+  bool counted = true;
+  bool listed = false;  // in Counts::logging_in, at `place`
+  std::list<std::shared_ptr<Slot>>::iterator place;
+};
+
+namespace {
+void uncount(std::unordered_map<std::string, unsigned>& per_address, unsigned& total, const std::string& address) {
+  --total;
+  auto it = per_address.find(address);
+  if (it != per_address.end() && --it->second == 0) per_address.erase(it);
+}
+}  // namespace
+
 // Held by each accepted connection's coroutine for its whole life: the connection counts until
-// serve_socket returns.
+// serve_socket returns, or until it is shed.
 class Listener::Counted {
  public:
-  Counted(Counts& c, std::string address) : c_(&c), address_(std::move(address)) {}
-  Counted(Counted&& o) noexcept : c_(std::exchange(o.c_, nullptr)), address_(std::move(o.address_)) {}
+  Counted(Counts& c, std::shared_ptr<Slot> slot) : c_(&c), slot_(std::move(slot)) {}
+  Counted(Counted&& o) noexcept : c_(std::exchange(o.c_, nullptr)), slot_(std::move(o.slot_)) {}
   Counted& operator=(Counted&&) = delete;
   ~Counted() {
     if (!c_) return;
     std::lock_guard lock(c_->mutex);
-    --c_->total;
-    auto it = c_->per_address.find(address_);
-    if (it != c_->per_address.end() && --it->second == 0) c_->per_address.erase(it);
+    if (slot_->listed) c_->logging_in.erase(slot_->place);
+    slot_->listed = false;
+    if (slot_->counted) uncount(c_->per_address, c_->total, slot_->address);
+    slot_->counted = false;
   }
+  Slot& slot() { return *slot_; }
 
  private:
   Counts* c_;
-  std::string address_;
+  std::shared_ptr<Slot> slot_;
 };
 
 Listener::Listener(asio::io_context& ioc, const ServerOptions& options, const std::atomic<bool>& stopping, Metrics& metrics)
@@ -92,21 +113,82 @@ void Listener::track(const std::shared_ptr<net::Connection>& conn) {
   connections_.push_back(conn);
 }
 
-// Counts the connection in, or says why it is refused ("" = admitted).
-std::string Listener::admit(const std::string& address) {
-  std::lock_guard lock(counts_.mutex);
-  unsigned& mine = counts_.per_address[address];
-  std::string why;
-  if (options_.max_connections > 0 && counts_.total >= options_.max_connections)
-    why = "--max-connections " + std::to_string(options_.max_connections) + " reached";
-  else if (options_.max_connections_per_address > 0 && mine >= options_.max_connections_per_address)
-    why = "--max-connections-per-address " + std::to_string(options_.max_connections_per_address) + " reached";
-  if (why.empty()) {
-    ++counts_.total;
-    ++mine;
-    return why;
+// Closes the oldest connection that has not logged in (from `address` only, when given); under
+// counts_.mutex. False when there is none. The connection stops counting at once; the caller
+// closes it once the lock is released.
+bool Listener::shed_oldest(const std::string* address, std::vector<std::shared_ptr<net::Connection>>& closing) {
+  auto& list = counts_.logging_in;
+  for (auto it = list.begin(); it != list.end();) {
+    Slot& slot = **it;
+    auto conn = slot.conn.lock();
+    if (!conn || conn->logged_in()) {  // done with logging in: no longer a candidate
+      slot.listed = false;
+      it = list.erase(it);
+      continue;
+    }
+    if (address && slot.address != *address) {
+      ++it;
+      continue;
+    }
+    slot.listed = false;
+    slot.counted = false;
+    uncount(counts_.per_address, counts_.total, slot.address);
+    list.erase(it);
+    closing.push_back(std::move(conn));
+    return true;
   }
-  if (mine == 0) counts_.per_address.erase(address);
+  return false;
+}
+
+// Counts the connection in, or says why it is refused ("" = admitted). At a quota, connections
+// that have not logged in make room, oldest first; only logged-in ones make a refusal.
+std::string Listener::admit(const std::shared_ptr<Slot>& slot) {
+  const std::string& address = slot->address;
+  std::vector<std::shared_ptr<net::Connection>> closing;  // closed after the lock is released
+  std::string why;
+  {
+    std::lock_guard lock(counts_.mutex);
+    auto full = [&] { return options_.max_connections > 0 && counts_.total >= options_.max_connections; };
+    auto address_full = [&] {
+      auto it = counts_.per_address.find(address);
+      const unsigned mine = it == counts_.per_address.end() ? 0u : it->second;
+      return options_.max_connections_per_address > 0 && mine >= options_.max_connections_per_address;
+    };
+    while (full() && shed_oldest(nullptr, closing)) {
+    }
+    while (address_full() && shed_oldest(&address, closing)) {
+    }
+    if (counts_.logging_in.size() >= limits::max_connections_logging_in) {
+      std::erase_if(counts_.logging_in, [](const std::shared_ptr<Slot>& s) {
+        auto c = s->conn.lock();
+        const bool done = !c || c->logged_in();
+        if (done) s->listed = false;
+        return done;
+      });
+      while (counts_.logging_in.size() >= limits::max_connections_logging_in && shed_oldest(nullptr, closing)) {
+      }
+    }
+    if (full()) why = "--max-connections " + std::to_string(options_.max_connections) + " reached";
+    else if (address_full())
+      why = "--max-connections-per-address " + std::to_string(options_.max_connections_per_address) + " reached";
+    if (why.empty()) {
+      ++counts_.total;
+      ++counts_.per_address[address];
+      slot->place = counts_.logging_in.insert(counts_.logging_in.end(), slot);
+      slot->listed = true;
+    } else {
+      slot->counted = false;
+      log_refusal(address, why);
+    }
+  }
+  if (!closing.empty())
+    spdlog::debug("{} connection(s) that had not logged in closed to admit client={}", closing.size(), address);
+  for (auto& c : closing) c->close();
+  return why;
+}
+
+// Under counts_.mutex: a refusal, logged once a minute per address.
+void Listener::log_refusal(const std::string& address, const std::string& why) {
   auto now = Clock::now();
   auto [it, first] = counts_.refusal_logged.try_emplace(address, now);
   if (first || now - it->second >= std::chrono::minutes(1)) {
@@ -114,7 +196,6 @@ std::string Listener::admit(const std::string& address) {
     if (counts_.refusal_logged.size() > 10000) counts_.refusal_logged.clear();  // bounded memory
     spdlog::warn("client={} connection refused: {} (logged once a minute per address)", address, why);
   }
-  return why;
 }
 
 void Listener::set_tls(net::TlsContextPtr tls) {
@@ -141,20 +222,22 @@ awaitable<void> Listener::accept_loop(net::TlsContextPtr tls, Serve serve) {
     }
     boost::system::error_code peer_ec;
     auto peer = socket.remote_endpoint(peer_ec);
-    std::string address = peer_ec ? std::string("?") : peer.address().to_string();
-    if (!admit(address).empty()) {
-      socket.close(peer_ec);
+    auto slot = std::make_shared<Slot>();
+    slot->address = peer_ec ? std::string("?") : peer.address().to_string();
+    auto ex = socket.get_executor();
+    auto plain = net::make_tcp_connection(std::move(socket));
+    slot->conn = plain;
+    if (!admit(slot).empty()) {
+      plain->close();
       continue;
     }
-    Counted counted(counts_, std::move(address));
-    auto ex = socket.get_executor();
+    Counted counted(counts_, std::move(slot));
     // The context in force at accept: a reload (SIGHUP) swaps it for later connections only.
-    asio::co_spawn(ex, serve_socket(std::move(counted), net::make_tcp_connection(std::move(socket)), current_tls(), serve),
-                   asio::detached);
+    asio::co_spawn(ex, serve_socket(std::move(counted), std::move(plain), current_tls(), serve), asio::detached);
   }
 }
 
-awaitable<void> Listener::serve_socket([[maybe_unused]] Counted counted, std::shared_ptr<net::Connection> plain, net::TlsContextPtr tls,
+awaitable<void> Listener::serve_socket(Counted counted, std::shared_ptr<net::Connection> plain, net::TlsContextPtr tls,
                                        Serve serve) {
   track(plain);
   std::shared_ptr<net::Connection> conn = plain;
@@ -167,6 +250,10 @@ awaitable<void> Listener::serve_socket([[maybe_unused]] Counted counted, std::sh
     if (*first == 0x16) {
       conn = net::make_tls_connection(std::move(plain->socket()), tls);
       track(conn);
+      {
+        std::lock_guard lock(counts_.mutex);
+        counted.slot().conn = conn;  // the one a login marks, and the one to close when shedding
+      }
       const std::string none;
       co_await net::tls_handshake(*conn, true, none, none);
     }

@@ -147,7 +147,7 @@ struct Server::Impl {
   server::IdentityGate slow_requests;
   server::BlockingPool opening;      // a transfer's file open, apart from SUM and LIST
   server::TransferService transfers;
-  server::TpcService tpc{options, root};
+  server::TpcService tpc{options, root, admission};
   server::ServerIdentity identity;
   net::TlsContextPtr tls;
   std::atomic<bool> stopping{false};

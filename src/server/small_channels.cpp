@@ -43,10 +43,11 @@ net::awaitable<bool> SmallChannels::join(std::shared_ptr<Slot> slot, std::shared
   const AttachNonce nonce = random_nonce();
   wire::Message challenge = wire::AttachChallenge{nonce};
   co_await net::send_message(*conn, challenge);
-  auto reply = co_await net::read_message_within(*conn, deadline);
+  auto reply = co_await net::read_login_message_within(*conn, deadline);
   auto* proof = reply ? std::get_if<wire::AttachProof>(&*reply) : nullptr;
   const bool proven = attach.stream == 0 && proof &&
                       equal_constant_time(proof->mac, attach_proof(slot->key, attach.token, attach.stream, nonce));
+  if (proven) conn->mark_logged_in();
   auto channel = proven ? std::make_shared<transfer::SmallChannel>(conn, transfer::small_channel_keys(slot->key, nonce),
                                                                    transfer::SmallChannel::End::server)
                         : nullptr;

@@ -281,7 +281,7 @@ net::awaitable<std::vector<wire::Message>> TransferService::small_files(
     }
     std::function<void()> work = [&] { end = serve_small(requests, answers, failures, served, sources, who, window); };
     if (inline_reads) work();
-    else co_await blocking_.run(work);
+    else co_await blocking_.run(work, who.identity);
   }
   std::vector<std::size_t> answered;
   for (std::size_t i : served)

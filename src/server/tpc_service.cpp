@@ -18,7 +18,9 @@
 #include "net/frame_io.hpp"
 #include "pxfer/client.hpp"
 #include "pxfer/log_safe.hpp"
+#include "accounting.hpp"
 #include "pxfer/stream_count.hpp"
+#include "transfer_service.hpp"
 
 namespace pxfer::server {
 namespace {
@@ -226,8 +228,8 @@ TpcService::~TpcService() {
     while (!r->finished && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
-TpcService::TpcService(const ServerOptions& options, const Directory& root)
-    : copies_(std::make_shared<Copies>()), options_(options), root_(root), grants_(options.tpc_grant_lifetime), peers_(options.tpc_allow) {}
+TpcService::TpcService(const ServerOptions& options, const Directory& root, std::shared_ptr<Admission> admission)
+    : copies_(std::make_shared<Copies>()), options_(options), admission_(std::move(admission)), root_(root), grants_(options.tpc_grant_lifetime), peers_(options.tpc_allow) {}
 
 awaitable<void> TpcService::grant(net::Connection& control, const SessionRights& rights, const wire::TpcGrantRequest& m) {
   std::optional<Error> failed;
@@ -285,11 +287,56 @@ awaitable<Url> TpcService::allowed_peer(const Url& peer, const net::tcp::endpoin
                                     " for third-party copies: the peer is not in its --tpc-allow");
 }
 
-awaitable<void> TpcService::start(net::Connection& control, const SessionRights& rights, const wire::TpcStart& m) {
+awaitable<std::unique_ptr<Admission::Slot>> TpcService::admit(net::Connection& control, const std::string& path,
+                                                             std::uint16_t& streams, std::uint64_t total) {
+  const auto queued_at = Clock::now();
+  Admission::OnWait on_wait = [&control, path, total](QueueState s) -> awaitable<void> {
+    spdlog::info("client={} path={} third-party copy queued position={} active={} queued={}", control.peer(), log_safe(path),
+                 s.position, s.active, s.queued);
+    wire::Message waiting = wire::TpcProgress{0, total, {}};  // the steering client's silence watch hears it
+    co_await net::send_message(control, waiting);
+  };
+  AdmissionPolicy::Request request{client_address(control), streams, true};
+  auto slot = co_await admission_->admit(request, options_.queue_timeout, on_wait);
+  const unsigned asked = streams;
+  streams = static_cast<std::uint16_t>(slot->streams());
+  spdlog::info("client={} path={} third-party copy admitted active={} max_active={} waited={:.2f}s streams={} asked={}",
+               control.peer(), log_safe(path), admission_->active(), admission_->max_active(),
+               std::chrono::duration<double>(Clock::now() - queued_at).count(), streams, asked);
+  co_return slot;
+}
+
+namespace {
+// The accounting line of a copy this server made (transfer_service.cpp's for a put or a get): a
+// pull wrote here ("put"), a push read here ("get").
+void account(net::Connection& control, const SessionRights& rights, const std::string& agent, const wire::TpcStart& m,
+             const std::string& path, unsigned streams, const CopyRun* run, double seconds, const std::optional<Error>& failure,
+             const char* failed_as) {
+  TransferAccount a = account_of(control, path, m.mode == wire::CopyMode::pull, streams, m.checksum,
+                                 TransferService::Who{rights.identity, agent}, "-");
+  a.seconds = seconds;
+  if (run) {
+    a.bytes = failure ? run->bytes.load() : run->summary.bytes;
+    a.resumed = failure ? 0 : run->summary.resumed_bytes;
+    a.rate_mbps = seconds > 0 ? static_cast<double>(run->bytes.load()) / seconds / 1e6 : 0;
+    if (!failure) a.checksum = run->summary.checksum_value;
+  }
+  if (failure) set_error(a, failed_as, *failure);
+  else a.result = "ok";
+  if (failure) spdlog::warn("{}", logfmt_line(a));
+  else spdlog::info("{}", logfmt_line(a));
+}
+}  // namespace
+
+awaitable<void> TpcService::start(net::Connection& control, const SessionRights& rights, const std::string& agent,
+                                  const wire::TpcStart& m) {
   auto run = std::make_shared<CopyRun>();
   std::optional<Error> refused;
   std::uint64_t total = 0;
   int source_fd = -1;  // a push's file, open until its copy ends
+  std::unique_ptr<Admission::Slot> slot;  // held until the copy ends
+  std::string local_path = m.local_path;
+  std::uint16_t streams = m.streams;
   try {
     std::string why;
     auto peer = parse_url(m.peer_url, &why);
@@ -303,6 +350,7 @@ awaitable<void> TpcService::start(net::Connection& control, const SessionRights&
     security.fingerprint = m.peer_fingerprint;  // what the steering client verified: nothing else
     security.token = m.grant;
     security.known_hosts_file = "/dev/null";  // never consulted with a fingerprint; never written
+    local_path = *path;
     ClientOptions options = copy_options(m);
     std::string local;
     if (m.mode == wire::CopyMode::push) {
@@ -318,6 +366,8 @@ awaitable<void> TpcService::start(net::Connection& control, const SessionRights&
                  m.mode == wire::CopyMode::push ? "push" : "pull", *path, m.mode == wire::CopyMode::push ? "to" : "from",
                  log_safe(target.to_string()));
     const bool push = m.mode == wire::CopyMode::push;
+    slot = co_await admit(control, *path, streams, total);
+    options.streams = streams;
     copies_->add(run);
     launch(run, options, security, target, local, push, source_fd);
   } catch (const Error& e) {
@@ -325,11 +375,24 @@ awaitable<void> TpcService::start(net::Connection& control, const SessionRights&
   }
   if (refused) {
     spdlog::info("client={} identity={} third-party copy refused: {}", control.peer(), rights.identity, refused->what());
+    if (source_fd >= 0 && !slot) ::close(source_fd);  // never handed to a copy
+    account(control, rights, agent, m, local_path, streams, nullptr, 0, refused, "refused");
     wire::Message answer = wire::ErrorMsg{static_cast<std::uint16_t>(refused->code()), refused->what()};
     co_await net::send_message(control, answer);
     co_return;
   }
-  co_await report_until_done(control, *run, m.interval_ms, total);
+  const auto started = Clock::now();
+  std::exception_ptr lost;  // the steering client went away (the copy was aborted)
+  try {
+    co_await report_until_done(control, *run, m.interval_ms, total);
+  } catch (...) {
+    lost = std::current_exception();
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  std::optional<Error> failure = run->finished ? run->failure : std::nullopt;
+  if (lost && !failure) failure = Error(Errc::network, "the steering client went away: copy aborted");
+  account(control, rights, agent, m, local_path, streams, run.get(), seconds, failure, "failed");
+  if (lost) std::rethrow_exception(lost);
 }
 
 }  // namespace pxfer::server

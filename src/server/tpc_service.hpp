@@ -9,6 +9,7 @@
 #include <mutex>
 #include <vector>
 
+#include "admission.hpp"
 #include "authenticator.hpp"
 #include "io/file_io.hpp"
 #include "net/connection.hpp"
@@ -21,7 +22,9 @@ namespace pxfer::server {
 
 class TpcService {
  public:
-  TpcService(const ServerOptions& options, const Directory& root);
+  // A copy this server makes is a transfer like a put or a get: it waits in `admission`'s line
+  // (--max-active, --max-streams-per-client) and ends with the same accounting line.
+  TpcService(const ServerOptions& options, const Directory& root, std::shared_ptr<Admission> admission);
   // Aborts the copies still running (the server is going away) and waits, at most 10 s, for
   // their threads to let go of their sessions.
   ~TpcService();
@@ -30,7 +33,9 @@ class TpcService {
   net::awaitable<void> grant(net::Connection& control, const SessionRights& rights, const wire::TpcGrantRequest& m);
   // The steering identity's access to m.local_path was checked by the caller. Sends TPC_PROGRESS
   // frames while the copy runs, then TPC_DONE or ERROR.
-  net::awaitable<void> start(net::Connection& control, const SessionRights& rights, const wire::TpcStart& m);
+  // `agent` is the steering client's, from its HELLO (for the accounting line).
+  net::awaitable<void> start(net::Connection& control, const SessionRights& rights, const std::string& agent,
+                             const wire::TpcStart& m);
 
  private:
   // The URL to connect to: the peer's host replaced by the first address it resolves to that
@@ -39,9 +44,15 @@ class TpcService {
   // is this server itself (a copy within one server), allowed without --tpc-allow.
   net::awaitable<Url> allowed_peer(const Url& peer, const net::tcp::endpoint& self);
 
+  // Waits for an admission slot; `streams` becomes what it grants. While queued the steering
+  // client hears TPC_PROGRESS with nothing moved, about once a second.
+  net::awaitable<std::unique_ptr<Admission::Slot>> admit(net::Connection& control, const std::string& path,
+                                                         std::uint16_t& streams, std::uint64_t total);
+
   struct Copies;  // the copies running as the active end (tpc_service.cpp)
   std::shared_ptr<Copies> copies_;
   const ServerOptions& options_;
+  std::shared_ptr<Admission> admission_;
   const Directory& root_;  // a push reads its file through it, confined like every server read
   GrantBook grants_;
   PeerPolicy peers_;

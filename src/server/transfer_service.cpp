@@ -59,7 +59,8 @@ void TransferService::refuse_if_draining() const {
 TransferService::TransferService(const ServerOptions& options, const Directory& root, std::shared_ptr<Admission> admission,
                                  Metrics& metrics, BlockingPool& blocking)
     : options_(options), root_(root), admission_(std::move(admission)), metrics_(metrics),
-      blocking_(blocking) {
+      blocking_(blocking),
+      unfinished_(options.max_unfinished_per_identity) {
   // --emulate-disk-rate paces every write of this process, a third-party pull's too.
   if (options.emulate_disk_rate > 0) set_emulated_disk_rate(static_cast<double>(options.emulate_disk_rate));
 }
@@ -305,8 +306,10 @@ net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> con
   InService counted(in_service_);
   const bool has_id = open.direction == wire::Direction::put && open.has_transfer_id;
   const std::string owner = who.identity + '\n' + open.path;
+  UnfinishedSpace::Claim claim;  // a put's claimed size, held until it ends
   try {
     refuse_if_draining();
+    if (open.direction == wire::Direction::put) claim = unfinished_.take(who.identity, open.size, open.path);
     slot = co_await wait_for_slot(conn, open.path, open.streams, (caps & wire::cap_admission) != 0, true);
     refuse_if_draining();
     if (has_id) co_await take_over(open, owner);
@@ -392,9 +395,10 @@ net::awaitable<bool> TransferService::attach(std::shared_ptr<net::Connection> co
   if (t) {
     wire::Message challenge = wire::AttachChallenge{nonce};
     co_await net::send_message(*conn, challenge);
-    auto reply = co_await net::read_message_within(*conn, options_.hello_timeout);
+    auto reply = co_await net::read_login_message_within(*conn, options_.hello_timeout);
     auto* proof = reply ? std::get_if<wire::AttachProof>(&*reply) : nullptr;
     proven = proof && equal_constant_time(proof->mac, t->attach_proof_on(*conn, attach.token, attach.stream, nonce));
+    if (proven) conn->mark_logged_in();
     if (!proven)
       spdlog::warn("client={} data stream {} refused: no valid proof of the transfer's key (an intruder, or a "
                    "client that is not the one that opened it)",

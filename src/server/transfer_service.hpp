@@ -9,6 +9,7 @@
 
 #include "admission.hpp"
 #include "blocking_pool.hpp"
+#include "unfinished_space.hpp"
 #include "metrics.hpp"
 #include "net/connection.hpp"
 #include "io/file_io.hpp"
@@ -151,6 +152,7 @@ class TransferService {
   std::atomic<bool> refusing_{false};
   std::atomic<unsigned> in_service_{0};
   BlockingPool& blocking_;
+  UnfinishedSpace unfinished_;  // --max-unfinished-per-identity
 };
 
 // The accounting line's fields that every outcome shares (id: 8 hex digits, "-" when none yet).

@@ -163,6 +163,59 @@ TEST_F(Blocking, TwoSlowSumsDoNotDelayAThirdClientsLogin) {
   EXPECT_FALSE(stopped.killed) << "pxferd did not stop within 10 s of SIGTERM while hashing";
 }
 
+// Two identities saturate the blocking pool with sha256 SUMs of a big hole (two each, as many as
+// --max-slow-requests-per-identity allows; four, as many as the pool has threads): a third
+// identity's LIST is still answered within 2 s. Before the pool shared its threads per identity
+// (policy/fair_share.hpp), the LIST waited in the one queue until a SUM ended (issue 34: 33.8 s).
+TEST_F(Blocking, AThirdIdentitysListIsServedWhileTwoOthersFillThePoolWithSums) {
+  constexpr std::uint64_t size = 16 * GiB;
+  make_sparse(root + "/huge.bin", size);
+  make_file(root + "/small.bin", 1000, 5);
+  const std::string tokens = dir.subdir("etc") + "/tokens";
+  const std::string token_a = create_token("alice", tokens), token_b = create_token("bob", tokens),
+                    token_c = create_token("carol", tokens);
+  ServerProcess server(root, "127.0.0.1:0", {"--tokens", tokens});
+  const Url huge = url_of(server, "huge.bin");
+  std::atomic<int> answered{0};
+  std::vector<std::jthread> sums;  // joined even when an assertion returns early
+  for (const std::string* token : {&token_a, &token_a, &token_b, &token_b})
+    sums.emplace_back([&, token] {
+      try {
+        ClientOptions options;
+        ClientSession session(options, ClientSecurity{"", server.fingerprint(), "/dev/null", *token, "", ""});
+        session.remote_sum(huge, ChecksumAlgo::sha256, size, std::chrono::milliseconds(10'000));
+      } catch (const Error&) {
+        // Cut off when the server stops below; only the timing of the LIST matters here.
+      }
+      ++answered;
+    });
+  // The SUMs are hashing once the server has burnt 2 s of CPU time.
+  const double cpu_at_start = cpu_seconds(server.pid());
+  for (auto until = Clock::now() + 15s; Clock::now() < until && cpu_seconds(server.pid()) - cpu_at_start < 2.0;)
+    std::this_thread::sleep_for(50ms);
+  ASSERT_GE(cpu_seconds(server.pid()) - cpu_at_start, 2.0) << "the SUMs did not start hashing within 15 s";
+  set_client_security(ClientSecurity{"", server.fingerprint(), "/dev/null", token_c, "", ""});
+  const auto start = Clock::now();
+  std::size_t listed = 0;
+  std::string error;
+  try {
+    listed = list_remote(url_of(server, ""), std::chrono::milliseconds(10'000)).size();
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  const double took = seconds_since(start);
+  set_client_security(ClientSecurity{});
+  const int done_early = answered.load();
+  auto stopped = server.stop(10s);
+  sums.clear();
+  std::printf("carol's LIST beside four SUMs of alice and bob: %.3f s\n", took);
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(listed, 2u);
+  EXPECT_EQ(done_early, 0) << "the SUMs ended before the LIST: the file is too small to test this";
+  EXPECT_LT(took, 2.0) << "a third identity's LIST took " << took << " s while two others' SUMs filled the pool";
+  EXPECT_FALSE(stopped.killed) << "pxferd did not stop within 10 s of SIGTERM while hashing";
+}
+
 // Four clients LIST a tree of 50,000 entries at once: pxferd's peak RSS stays under 100 MiB
 // (the answer is walked and sent a frame at a time), and every client gets every entry. The
 // entries sit below a few directories with long names, as real trees often do, so that each

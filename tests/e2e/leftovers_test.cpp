@@ -149,6 +149,75 @@ TEST(Leftovers, JournalSpaceReservedWithTheFile) {
   EXPECT_EQ(list_dir(small.path), std::vector<std::string>{"f.bin"});
 }
 
+// A sparse file of `size` bytes (a hole: reading it costs no disk).
+void make_hole(const std::string& path, std::uint64_t size) {
+  int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0) << path;
+  ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(size)), 0) << path;
+  ::close(fd);
+}
+
+// Bytes the file system holds for the temporaries of `name` in `dir` (".NAME.pxfer-*").
+std::uint64_t temporaries_hold(const std::string& dir, const std::string& name) {
+  std::uint64_t held = 0;
+  for (const auto& entry : list_dir(dir)) {
+    struct stat st {};
+    if (entry.rfind("." + name + ".pxfer-", 0) == 0 && ::stat((dir + "/" + entry).c_str(), &st) == 0)
+      held += static_cast<std::uint64_t>(st.st_blocks) * 512;
+  }
+  return held;
+}
+
+// Issue 34: a put that claims 224 MiB of a 256 MiB file system and then crawls (64 KiB/s) holds
+// its reservation window (64 MiB), not its claim, so another put of 64 MiB still fits. The old
+// code reserved the whole claim at OPEN and refused the second put ("free some space").
+TEST(Leftovers, AnIdleClaimHoldsOnlyTheReservationWindow) {
+  if (auto why = private_mounts(); !why.empty()) GTEST_SKIP() << why;
+  TempDir dir;
+  std::string root = dir.subdir("root"), local = dir.subdir("local");
+  Tmpfs small(root + "/small", 256 * MiB);
+  if (!small.error.empty()) GTEST_SKIP() << "cannot mount a tmpfs here: " << small.error;
+  make_hole(local + "/claim.bin", 224 * MiB);
+  ServerProcess server(root);
+  FaultProxy proxy(server.port());
+  proxy.set_rate(64 * 1024);
+  ChildProcess slow = start_pxfer({"put", local + "/claim.bin", via(proxy, "small/claim.bin"), "-p", "1"});
+  ASSERT_TRUE(poll_until(15s, [&] { return temporaries_hold(small.path, "claim.bin") > 0; })) << server.log();
+  std::this_thread::sleep_for(500ms);  // time for a reservation running ahead to show
+  const std::uint64_t held = temporaries_hold(small.path, "claim.bin");
+  std::printf("a 224 MiB claim holds %.1f MiB\n", static_cast<double>(held) / MiB);
+  EXPECT_LE(held, 72 * MiB) << "the idle claim holds more than its reservation window";
+  make_file(local + "/other.bin", 64 * MiB, 34);
+  RunResult r = run_pxfer("put", local + "/other.bin", server.url("small/other.bin"), "-p", "2");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(files_equal(local + "/other.bin", small.path + "/other.bin"));
+  EXPECT_FALSE(slow.try_wait().has_value()) << "the crawling put ended early: " << slow.err();
+}
+
+// --max-unfinished-per-identity: the claims of one identity's puts in progress together. With
+// 64 MiB claimed by a crawling put, one of 48 MiB would pass 100M and is refused with the option
+// named; one of 16 MiB fits.
+TEST(Leftovers, APutOverTheIdentitysUnfinishedCapIsRefused) {
+  TempDir dir;
+  std::string root = dir.subdir("root"), local = dir.subdir("local");
+  make_hole(local + "/claim.bin", 64 * MiB);
+  make_hole(local + "/big.bin", 48 * MiB);
+  make_file(local + "/fits.bin", 16 * MiB, 35);
+  ServerProcess server(root, "127.0.0.1:0", {"--insecure-no-auth", "--max-unfinished-per-identity", "100M"});
+  FaultProxy proxy(server.port());
+  proxy.set_rate(64 * 1024);
+  ChildProcess slow = start_pxfer({"put", local + "/claim.bin", via(proxy, "claim.bin"), "-p", "1"});
+  ASSERT_TRUE(poll_until(15s, [&] { return temporaries_hold(root, "claim.bin") > 0; })) << server.log();
+  RunResult over = run_pxfer("put", local + "/big.bin", server.url("big.bin"));
+  EXPECT_EQ(over.exit_code, 8) << over.err;
+  EXPECT_TRUE(contains(over.err, "--max-unfinished-per-identity")) << over.err;
+  EXPECT_EQ(std::count(over.err.begin(), over.err.end(), '\n'), 1) << over.err;
+  EXPECT_FALSE(path_exists(root + "/big.bin"));
+  RunResult fits = run_pxfer("put", local + "/fits.bin", server.url("fits.bin"));
+  EXPECT_EQ(fits.exit_code, 0) << fits.err;
+  EXPECT_TRUE(files_equal(local + "/fits.bin", root + "/fits.bin"));
+}
+
 // 16.3: stale temporary names of every kind are swept at start and periodically, with or without
 // a journal, in subdirectories too; young ones, locked ones and other names stay.
 TEST(Leftovers, StaleTemporariesSweptAtStartAndPeriodically) {

@@ -13,6 +13,7 @@
 #include "support/raw_frames.hpp"
 
 #include "client/connect.hpp"
+#include "fault_proxy.hpp"
 #include "net/frame_io.hpp"
 #include "support/e2e.hpp"
 
@@ -114,6 +115,39 @@ TEST_F(ThirdPartyCopy, PushIsByteExactAndJsonHasTheChecksumBothEndsAgreedOn) {
   EXPECT_EQ(events["summary"]["checksum"]["value"], adler32_hex(root_a + "/x.bin"));
   EXPECT_EQ(events["summary"]["streams"], 3);
   EXPECT_NE(a.log().find("third-party copy push"), std::string::npos) << a.log();
+}
+
+// A third-party copy is a transfer like a put (issue 34): three pulls into a server with
+// --max-active 1 write one at a time (the others wait in its queue, the steering clients hear
+// TPC_PROGRESS meanwhile), each asks for 64 streams and gets --max-streams-per-client, and each
+// ends with the accounting line of a put. The old code ran them all at once, unchecked.
+TEST_F(ThirdPartyCopy, PullsIntoAServerWaitInItsAdmissionQueue) {
+  ServerProcess a(root_a);
+  // A is reached through a proxy at 8 MiB/s a connection: each copy of 24 MiB on 4 streams
+  // lasts most of a second.
+  pxfer::testing::FaultProxy paced(a.port());
+  paced.set_rate(8u << 20);
+  const std::string via = "127.0.0.1:" + std::to_string(paced.port());
+  pin_server(via, a.fingerprint());
+  ServerProcess b(root_b, "127.0.0.1:0",
+                  {"--insecure-no-auth", "--tpc-allow", "127.0.0.1", "--max-active", "1", "--max-streams-per-client", "4"});
+  TemporaryWatcher writing(root_b);
+  std::vector<ChildProcess> copies;
+  for (int i = 0; i < 3; ++i)
+    copies.push_back(start_pxfer({"cp", "-p", "64", "--block-size", "1M", "pxfer://" + via + "/x.bin",
+                                  b.url("y" + std::to_string(i) + ".bin")}));
+  for (auto& c : copies) EXPECT_EQ(c.wait(60s), 0) << c.err();
+  writing.stop();
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(files_equal(root_a + "/x.bin", root_b + "/y" + std::to_string(i) + ".bin"));
+  EXPECT_EQ(writing.seen().size(), 3u) << writing.samples() << " samples";
+  EXPECT_EQ(writing.most_at_once(), 1u) << "third-party copies ran at once past --max-active 1";
+  const std::string log = b.log();
+  EXPECT_GE(count_lines_containing(log, "third-party copy queued"), 1u) << log;
+  EXPECT_EQ(count_lines_containing(log, "third-party copy admitted"), 3u) << log;
+  EXPECT_EQ(count_lines_containing(log, "admitted active=1 max_active=1"), 3u) << log;
+  EXPECT_EQ(count_lines_containing(log, "streams=4 asked="), 3u) << log;
+  EXPECT_EQ(count_lines_containing(log, "direction=put"), 3u) << log;
+  EXPECT_EQ(count_lines_containing(log, "result=ok"), 3u) << log;
 }
 
 // --stream-stats: the per-stream view comes from the server that sends (A in a push: the server

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "pxfer/error.hpp"
+#include "policy/fair_share.hpp"
 #include "server/blocking_pool.hpp"
 
 namespace pxfer::server {
@@ -78,3 +79,50 @@ TEST(IdentityGate, AThirdRequestOfOneIdentityWaitsAnotherIdentityDoesNot) {
 
 }  // namespace
 }  // namespace pxfer::server
+
+namespace pxfer::policy {
+namespace {
+
+// The order in which free workers start queued jobs: identities take turns, and an identity that
+// runs a job already leaves the last kept worker to an identity with nothing running (issue 34:
+// two identities' SUMs made a third one's LIST wait 33.8 s).
+TEST(FairShare, IdentitiesTakeTurnsAndTheKeptWorkerGoesToANewcomer) {
+  FairShare<std::string> pool(5, 1);  // 4 threads and 1 kept
+  for (int i = 0; i < 3; ++i) {
+    pool.push("a", "a-sum" + std::to_string(i));
+    pool.push("b", "b-sum" + std::to_string(i));
+  }
+  std::vector<std::string> started;
+  while (auto next = pool.start()) started.push_back(next->second);
+  EXPECT_EQ(started, (std::vector<std::string>{"a-sum0", "b-sum0", "a-sum1", "b-sum1"}))
+      << "a and b alternate and leave one worker free";
+  pool.push("c", "c-list");
+  auto list = pool.start();
+  ASSERT_TRUE(list) << "c runs nothing: the kept worker is its";
+  EXPECT_EQ(list->second, "c-list");
+  EXPECT_FALSE(pool.start()) << "every worker busy";
+  pool.finish("c");
+  EXPECT_FALSE(pool.start()) << "the freed worker is the kept one again";
+  pool.finish("b");
+  auto next = pool.start();
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->second, "a-sum2") << "a's turn came before b's";
+  EXPECT_EQ(pool.waiting(), 1u);
+}
+
+TEST(FairShare, OneIdentityAloneUsesAllButTheKeptWorkers) {
+  FairShare<int> pool(3, 1);
+  for (int i = 0; i < 5; ++i) pool.push("", i);
+  int started = 0;
+  while (pool.start()) ++started;
+  EXPECT_EQ(started, 2);
+  EXPECT_EQ(pool.waiting(), 3u);
+  pool.finish("");
+  pool.finish("");
+  EXPECT_TRUE(pool.start());
+  EXPECT_TRUE(pool.start());
+  EXPECT_FALSE(pool.start());
+}
+
+}  // namespace
+}  // namespace pxfer::policy

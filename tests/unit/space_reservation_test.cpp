@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -67,6 +68,30 @@ TEST(SpaceReservation, ElsewhereEverythingIsReservedAtOnce) {
   EXPECT_EQ(space.reserved(), 64 * MiB);
   space.enter(64 * MiB);
   ::close(fd);
+}
+
+// Issue 34: the reservation never runs more than its window ahead of the furthest write, on
+// tmpfs (the thread) and elsewhere (the writes extend it): a claim that sends nothing holds one
+// window, not its size.
+TEST(SpaceReservation, TheReservationStaysWithinAWindowOfTheFurthestWrite) {
+  TempDir dir;
+  for (bool background : {false, true}) {
+    const std::string name = background ? "thread.bin" : "inline.bin";
+    int fd = create(dir / name);
+    ASSERT_GE(fd, 0);
+    const std::uint64_t size = 256 * MiB, window = 4 * MiB;
+    SpaceReservation space;
+    space.start(fd, size, name, {.first = 1 * MiB, .step = 1 * MiB, .background = background, .window = window});
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a thread running ahead would show here
+    EXPECT_LE(space.reserved(), window) << name;
+    EXPECT_LE(allocated(fd), window + 1 * MiB) << name;
+    { auto gate = space.enter(100 * MiB); }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_GE(space.reserved(), 100 * MiB) << name;
+    EXPECT_LE(space.reserved(), 100 * MiB + window) << name;
+    space.stop();
+    ::close(fd);
+  }
 }
 
 // Writers at any offset, from several threads, while the steps run: each one lands, none

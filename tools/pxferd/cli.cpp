@@ -108,6 +108,10 @@ void add_limits(CLI::App& app, DaemonArgs& a) {
                  "refuse a put of a file larger than SIZE (e.g. 100G) before anything is allocated; default: no limit "
                  "but the destination's free space")
       ->type_name("SIZE")->group(g_limits);
+  app.add_option("--max-unfinished-per-identity", a.max_unfinished,
+                 "refuse a put when the claimed sizes of the same identity's unfinished puts would pass SIZE "
+                 "(e.g. 500G): the space one identity may hold with transfers in progress; default: no limit")
+      ->type_name("SIZE")->group(g_limits);
   app.add_flag("--no-stored-checksums", a.no_stored_checksums,
                "neither keep a verified file's checksum in its extended attributes (user.pxfer.adler32, "
                "user.pxfer.sha256) nor answer SUM and gets from a kept one; every checksum reads the whole file")

@@ -29,6 +29,7 @@ struct DaemonArgs {
   std::string max_starts = "0";
   std::string disk_rate;
   std::string max_file_size;  // "" = no limit
+  std::string max_unfinished;  // --max-unfinished-per-identity, "" = no limit
   bool no_stored_checksums = false;  // ServerOptions::stored_checksums, the other way round
   std::string metrics_listen;  // "" = off; PORT = 127.0.0.1:PORT
   std::string tpc_grant_lifetime = "60s";

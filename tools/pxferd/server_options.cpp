@@ -73,6 +73,12 @@ ServerOptions to_server_options(const DaemonArgs& a) {
     if (!limit || *limit == 0) throw Error(Errc::usage, "--max-file-size " + a.max_file_size + ": use a size such as 100G or 512M");
     o.max_file_size = *limit;
   }
+  if (!a.max_unfinished.empty()) {
+    auto limit = parse_size(a.max_unfinished);
+    if (!limit || *limit == 0)
+      throw Error(Errc::usage, "--max-unfinished-per-identity " + a.max_unfinished + ": use a size such as 500G or 10G");
+    o.max_unfinished_per_identity = *limit;
+  }
   metrics_endpoint(a.metrics_listen);  // checked here, bound by serve()
   if (o.cert_file.empty() != o.key_file.empty()) throw Error(Errc::usage, "--cert and --key go together: give both or neither");
   return o;
