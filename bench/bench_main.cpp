@@ -279,7 +279,7 @@ fs::path small_tree(LoopbackFixture& f) {
   auto data = random_bytes(small_file_bytes);
   for (int i = 0; i < small_files; ++i) {
     data[0] = static_cast<std::uint8_t>(i);  // different files, different checksums
-    std::ofstream out(tree / ("f" + std::to_string(i)), std::ios::binary);
+    std::ofstream out(tree / std::string("f").append(std::to_string(i)), std::ios::binary);
     out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
   }
   return tree;

@@ -95,7 +95,8 @@ std::shared_ptr<Connection> make_tcp_connection(tcp::socket socket) {
 
 std::string endpoint_text(const tcp::endpoint& ep) {
   auto addr = ep.address();
-  std::string host = addr.is_v6() ? "[" + addr.to_string() + "]" : addr.to_string();
+  std::string host = addr.to_string();
+  if (addr.is_v6()) host = std::string("[").append(host).append("]");
   return host + ":" + std::to_string(ep.port());
 }
 

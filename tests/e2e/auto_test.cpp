@@ -93,7 +93,9 @@ TEST_F(Auto, ServerMaxActiveCapsFilesInFlight) {
     std::smatch m;
     ASSERT_TRUE(std::regex_match(line, m, decision)) << line;
     EXPECT_LE(std::stoi(m[2]), 2) << line;
-    if (decisions++ == 0) EXPECT_NE(line.find("the server's limits cap files in flight at 2"), std::string::npos) << line;
+    if (decisions++ == 0) {
+      EXPECT_NE(line.find("the server's limits cap files in flight at 2"), std::string::npos) << line;
+    }
   }
   EXPECT_GE(decisions, 1u) << r.out;
 }

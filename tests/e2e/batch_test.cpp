@@ -34,8 +34,11 @@ std::map<std::string, std::int64_t> tree_of(const std::string& dir) {
 void expect_same_tree(const std::string& expected, const std::string& actual) {
   auto want = tree_of(expected);
   ASSERT_EQ(want, tree_of(actual)) << expected << " vs " << actual;
-  for (const auto& [rel, size] : want)
-    if (size >= 0) EXPECT_TRUE(files_equal(expected + "/" + rel, actual + "/" + rel)) << rel;
+  for (const auto& [rel, size] : want) {
+    if (size >= 0) {
+      EXPECT_TRUE(files_equal(expected + "/" + rel, actual + "/" + rel)) << rel;
+    }
+  }
 }
 
 class Batch : public ::testing::Test {

@@ -62,15 +62,15 @@ Order check_order(const std::string& trace, const std::string& below, bool answe
   for (const auto& line : split_lines(read_text(trace))) {
     if (auto at = line.find("fdatasync("); at != std::string::npos) {
       flushed.insert(fd_path(line, at));
-    } else if (auto at = line.find("renameat2("); at != std::string::npos) {
-      const std::string dir = fd_path(line, at), temp = quoted(line, 0);
+    } else if (auto rename_at = line.find("renameat2("); rename_at != std::string::npos) {
+      const std::string dir = fd_path(line, rename_at), temp = quoted(line, 0);
       if (dir.rfind(below, 0) != 0 || temp.empty() || temp[0] != '.') continue;
       if (line.find("= 0") == std::string::npos && line.find("unfinished") == std::string::npos) continue;
       ++o.placed;
       if (!flushed.count(dir + "/" + temp)) o.broken.push_back("renamed before its data was flushed: " + line);
       unsynced_dirs.insert(dir);
-    } else if (auto at = line.find("fsync("); at != std::string::npos) {
-      const std::string dir = fd_path(line, at);
+    } else if (auto fsync_at = line.find("fsync("); fsync_at != std::string::npos) {
+      const std::string dir = fd_path(line, fsync_at);
       if (dir.rfind(below, 0) == 0 && fs::is_directory(dir)) {
         ++o.dir_syncs;
         unsynced_dirs.erase(dir);

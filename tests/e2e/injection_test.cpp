@@ -282,8 +282,8 @@ TEST_P(Injection, StoredFileIsTheSourceAndTheIntruderIsRefused) {
 INSTANTIATE_TEST_SUITE_P(Attacks, Injection,
                          ::testing::Values(Attack::replay_attach, Attack::half_block, Attack::inject_block,
                                            Attack::inject_get),
-                         [](const auto& info) {
-                           switch (info.param) {
+                         [](const auto& param_info) {
+                           switch (param_info.param) {
                              case Attack::replay_attach: return std::string("ReplayedAttachThenForgedBlock");
                              case Attack::half_block: return std::string("ReplayedAttachThenHalfABlock");
                              case Attack::inject_block: return std::string("ForgedBlockInjectedIntoTheStream");

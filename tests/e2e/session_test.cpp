@@ -116,7 +116,7 @@ TEST_P(SessionCut, MidFileIsRetriedOnANewOne) {
 INSTANTIATE_TEST_SUITE_P(Session, SessionCut,
                          ::testing::Values(std::make_pair(std::size_t{1}, std::uint64_t{5 * KiB}),
                                            std::make_pair(std::size_t{2}, std::uint64_t{300 * KiB})),
-                         [](const auto& info) { return info.param.first == 1 ? "ControlConnection" : "SmallFileChannel"; });
+                         [](const auto& p) { return p.param.first == 1 ? "ControlConnection" : "SmallFileChannel"; });
 
 // The server closes a control session that stays idle (--idle-timeout 1s); files spaced 2 s
 // apart (--connect-rate 1: two connections per file) find their worker's kept connection gone,

@@ -187,16 +187,18 @@ TEST_P(SmallChannelAttack, EveryFileIsItsSourceAndNothingForgedIsAccepted) {
   EXPECT_NE(run.out.find(std::to_string(count) + " files: " + std::to_string(count) + " done"), std::string::npos);
   if (get) expect_same_tree(root + "/tree", local + "/back", count);
   else expect_same_tree(local + "/tree", root + "/tree", count);
-  if (GetParam() == Attack::alter_put || GetParam() == Attack::replay_put)
+  if (GetParam() == Attack::alter_put || GetParam() == Attack::replay_put) {
     EXPECT_NE(server.log().find("failed its tag"), std::string::npos) << "pxferd did not notice the forged frame";
-  if (GetParam() == Attack::hijack)
+  }
+  if (GetParam() == Attack::hijack) {
     EXPECT_NE(server.log().find("small-file channel refused"), std::string::npos) << "pxferd did not refuse the intruder";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Attacks, SmallChannelAttack,
                          ::testing::Values(Attack::alter_put, Attack::alter_get, Attack::replay_put, Attack::hijack),
-                         [](const auto& info) {
-                           switch (info.param) {
+                         [](const auto& param_info) {
+                           switch (param_info.param) {
                              case Attack::alter_put: return std::string("AlteredBytesTowardsTheServer");
                              case Attack::alter_get: return std::string("AlteredBytesTowardsTheClient");
                              case Attack::replay_put: return std::string("AFileFrameSentTwice");

@@ -63,7 +63,7 @@ net::awaitable<void> read_all(net::Connection& conn, Bytes& into) {
 TEST(TlsEngine, BothDirectionsAtOnceWithAKeyUpdateArriveWholeAndInOrder) {
   TempDir dir;
   const server::ServerIdentity identity = server::load_or_create_identity("", "", dir.subdir("identity"));
-  auto server_tls = net::make_server_tls(net::ServerTlsConfig{identity.cert_file, identity.key_file, ""});
+  auto server_tls = net::make_server_tls(net::ServerTlsConfig{identity.cert_file, identity.key_file, "", ""});
   auto client_tls = net::make_client_tls(net::ClientTlsConfig{});
   const Bytes to_server = pattern(7 * MiB + 12345, 1), to_client = pattern(5 * MiB + 777, 2);
   Bytes got_by_server(to_server.size()), got_by_client(to_client.size());

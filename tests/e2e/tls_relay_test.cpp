@@ -55,7 +55,7 @@ class TlsRelay {
   TlsRelay(std::uint16_t upstream, const server::ServerIdentity& identity, std::uint32_t block_size)
       : upstream_(asio::ip::make_address("127.0.0.1"), upstream),
         block_size_(block_size),
-        as_server_(net::make_server_tls(net::ServerTlsConfig{identity.cert_file, identity.key_file, ""})),
+        as_server_(net::make_server_tls(net::ServerTlsConfig{identity.cert_file, identity.key_file, "", ""})),
         as_client_(net::make_client_tls(net::ClientTlsConfig{})),
         acceptor_(ioc_, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)) {
     asio::co_spawn(ioc_, accept_loop(), asio::detached);

@@ -18,7 +18,7 @@ TEST(ProgressBar, ShowsPercentBytesRateAndTimeLeft) {
 }
 
 TEST(ProgressBar, NeverLongerThanTheTerminalLessOne) {
-  BarState s{std::string(200, 'x') + ".dat", 1, 3, 1, 0, 0};
+  BarState s{std::string(200, 'x').append(".dat"), 1, 3, 1, 0, 0};
   for (unsigned width : {20u, 40u, 60u, 80u, 132u, 300u}) {
     std::string line = format_progress_bar(s, width);
     EXPECT_LE(line.size(), width - 1) << width;

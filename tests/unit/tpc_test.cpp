@@ -41,7 +41,7 @@ TEST(TpcGrants, AGrantLogsInOnceWithRightsToItsPathOnly) {
   EXPECT_TRUE(Authenticator::authorize(rights, "", false));
   // Used once: the same secret again is refused, like one never issued.
   EXPECT_EQ(code_of([&] { book.redeem(secret, t0 + 2s); }), Errc::permission);
-  EXPECT_EQ(code_of([&] { book.redeem(std::string(GrantBook::prefix) + std::string(64, '0'), t0); }), Errc::permission);
+  EXPECT_EQ(code_of([&] { book.redeem(std::string(GrantBook::prefix).append(64, '0'), t0); }), Errc::permission);
 }
 
 TEST(TpcGrants, AnExpiredGrantIsRefused) {

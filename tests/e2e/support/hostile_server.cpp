@@ -21,7 +21,7 @@ struct HostileServer::Impl {
   Impl(const std::string& state_dir, std::vector<wire::ListEntry> entries)
       : listing(std::move(entries)),
         identity(server::load_or_create_identity("", "", state_dir)),
-        tls(net::make_server_tls(net::ServerTlsConfig{identity.cert_file, identity.key_file, ""})),
+        tls(net::make_server_tls(net::ServerTlsConfig{identity.cert_file, identity.key_file, "", ""})),
         acceptor(ioc, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)) {
     asio::co_spawn(ioc, accept_loop(), asio::detached);
     thread = std::thread([this] { ioc.run(); });
@@ -44,7 +44,7 @@ struct HostileServer::Impl {
       const std::string none;
       co_await net::tls_handshake(*conn, true, none, none);
       net::expect<wire::Hello>(co_await net::read_message(*conn), conn->peer());
-      const std::uint64_t caps = small_gets ? wire::cap_small_files : 0;
+      const std::uint64_t caps = small_gets ? std::uint64_t{wire::cap_small_files} : 0;
       wire::Message hello_ok = wire::HelloOk{wire::protocol_version, caps, "hostile/1", wire::max_block_size};
       co_await net::send_message(*conn, hello_ok);
       net::expect<wire::Auth>(co_await net::read_message(*conn), conn->peer());

@@ -266,7 +266,8 @@ struct SecurityEnvironment {
     }
   }
   ~SecurityEnvironment() {
-    if (!dir.empty()) std::system(("rm -rf '" + dir + "'").c_str());
+    if (!dir.empty() && std::system(("rm -rf '" + dir + "'").c_str()) != 0)
+      std::fprintf(stderr, "could not remove %s\n", dir.c_str());
   }
 };
 SecurityEnvironment security_environment;
@@ -297,7 +298,7 @@ void pin_server(const std::string& authority, const std::string& fingerprint) {
   if (fingerprint.empty()) return;
   std::string file = test_known_hosts_file();
   std::string dir = file.substr(0, file.rfind('/'));
-  std::system(("mkdir -p '" + dir + "'").c_str());
+  if (std::system(("mkdir -p '" + dir + "'").c_str()) != 0) throw std::runtime_error("mkdir -p " + dir + " failed");
   std::ofstream(file, std::ios::app) << authority << " " << fingerprint << "\n";
 }
 
@@ -311,7 +312,8 @@ ServerProcess::ServerProcess(Unprivileged, const std::string& root, const std::v
   std::vector<std::string> args = extra_args;
   if (::geteuid() == 0) {
     // The unprivileged pxferd writes its port file and keeps its certificate here.
-    ::chown(state_.path().c_str(), nobody, nobody);
+    if (::chown(state_.path().c_str(), nobody, nobody) != 0)
+      throw std::runtime_error("chown " + state_.path() + ": " + std::strerror(errno));
     ::chmod(state_.path().c_str(), 0755);
     prefix = {setpriv, "--reuid=" + std::to_string(nobody), "--regid=" + std::to_string(nobody), "--clear-groups",
               "--inh-caps=-all", "--bounding-set=-all"};
