@@ -141,7 +141,8 @@ TEST_F(Errors, GetIntoUnwritableDestinationFails) {
   expect_error(r, exit_permission, "readonly");
   EXPECT_NE(r.err.find("ermission denied"), std::string::npos) << r.err;
   // Issue 37: the message is about the file the user named, not pxfer's resume journal.
-  EXPECT_NE(r.err.find("cannot write " + ro + "/x"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cannot "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(ro + "/x"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("journal"), std::string::npos) << r.err;
   EXPECT_EQ(list_dir(ro), std::vector<std::string>{});
   expect_server_serving();

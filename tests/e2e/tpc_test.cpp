@@ -130,7 +130,7 @@ TEST_F(ThirdPartyCopy, PullsIntoAServerWaitInItsAdmissionQueue) {
   const std::string via = "127.0.0.1:" + std::to_string(paced.port());
   pin_server(via, a.fingerprint());
   ServerProcess b(root_b, "127.0.0.1:0",
-                  {"--insecure-no-auth", "--tpc-allow", "127.0.0.1", "--max-active", "1", "--max-streams-per-client", "4"});
+                  {"--insecure-no-auth", "--tpc-allow", "127.0.0.1:*", "--max-active", "1", "--max-streams-per-client", "4"});
   TemporaryWatcher writing(root_b);
   std::vector<ChildProcess> copies;
   for (int i = 0; i < 3; ++i)

@@ -27,7 +27,12 @@ for c in cp ls stat sum mkdir rm mv report doctor sweep put get; do
   grep -qx "$c" <<< "$commands" || fail "'pxfer --help' does not list $c"
 done
 for c in $commands; do same_options "$out/pxfer-$c.1.gz" "$pxfer" "$c"; done
-same_options "$out/pxferd.8.gz" "$pxferd"
+# pxferd(8) holds `pxferd --help` and, in TOKEN COMMANDS, each `pxferd token C --help`.
+pxferd_options() { { "$pxferd" --help; for c in create list revoke; do "$pxferd" token "$c" --help; done; } |
+  grep -o -- '--[a-z][a-z0-9-]*' | sort -u; }
+if ! diff <(page_options "$out/pxferd.8.gz") <(pxferd_options) > "$out/diff"; then
+  fail "pxferd.8.gz and pxferd's --help (with token create|list|revoke --help) name different options (< page only, > --help only): $(tr '\n' ' ' < "$out/diff")"
+fi
 zcat "$out/pxferd.8.gz" | grep -q 'drain' || fail "pxferd(8) SIGNALS does not describe the drain"
 if zcat "$out/pxferd.8.gz" | grep -qi 'transfers in progress are aborted'; then fail "pxferd(8) still says SIGTERM aborts"; fi
 # pxfer(1) names its own options and, as references, no others.

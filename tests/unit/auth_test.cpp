@@ -144,8 +144,10 @@ TEST(AuthMessages, RoundTripAtTheirLimitsAndRefuseBeyond) {
   bad_rights.back() = 4;  // an unknown right
   EXPECT_EQ(decode(bad_rights, out), wire::DecodeStatus::bad_field);
   // A hand-made AUTH whose token length is over the limit is refused before it is read.
-  std::vector<std::uint8_t> frame{0, 0, 1, 3, 0, 24, 0, 0, 1, 1};
-  frame.resize(frame.size() + 257, 'x');
+  // (payload 8195 bytes: a 2-byte length of 8193, one over max_auth_token, and the token)
+  static_assert(wire::max_auth_token == 8192);
+  std::vector<std::uint8_t> frame{0, 0, 0x20, 0x03, 0, 24, 0, 0, 0x20, 0x01};
+  frame.resize(frame.size() + 8193, 'x');
   EXPECT_EQ(decode(frame, out), wire::DecodeStatus::too_long);
 }
 
