@@ -21,59 +21,12 @@
 #include <vector>
 
 #include "support/e2e.hpp"
+#include "support/sourced_connection.hpp"
 
 namespace pxfer::e2e {
 namespace {
 
 using namespace std::chrono_literals;
-
-// A TCP connection from a chosen loopback source address to 127.0.0.1:port.
-class Stranger {
- public:
-  Stranger(const std::string& source, std::uint16_t port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd_ < 0) throw std::runtime_error("socket failed");
-    sockaddr_in local{};
-    local.sin_family = AF_INET;
-    ::inet_pton(AF_INET, source.c_str(), &local.sin_addr);
-    sockaddr_in remote{};
-    remote.sin_family = AF_INET;
-    remote.sin_port = htons(port);
-    ::inet_pton(AF_INET, "127.0.0.1", &remote.sin_addr);
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0 ||
-        ::connect(fd_, reinterpret_cast<sockaddr*>(&remote), sizeof remote) != 0) {
-      ::close(fd_);
-      throw std::runtime_error("connect from " + source + " failed: " + std::to_string(errno));
-    }
-    timeval tv{2, 0};  // a send the server no longer reads gives up
-    ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  }
-  ~Stranger() { ::close(fd_); }
-  Stranger(const Stranger&) = delete;
-  Stranger& operator=(const Stranger&) = delete;
-  // Sends what it can of `data` (the server may close the connection first).
-  void send_some(const std::string& data) {
-    for (std::size_t sent = 0; sent < data.size();) {
-      ssize_t n = ::send(fd_, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
-      if (n <= 0) return;
-      sent += static_cast<std::size_t>(n);
-    }
-  }
-  // True once the server closed the connection, waiting at most `timeout_ms`.
-  bool closed_within(int timeout_ms) {
-    timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    char buf[256];
-    for (;;) {
-      ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-      if (n == 0) return true;
-      if (n < 0) return errno == ECONNRESET;
-    }
-  }
-
- private:
-  int fd_ = -1;
-};
 
 // The test process needs a descriptor per connection it holds.
 void raise_open_file_limit(rlim_t wanted) {
@@ -138,10 +91,10 @@ TEST(Exhaustion, AThousandConnectionsThatNeverLogInKeepPxferdUnder100MiB) {
   const double before = resident_mib(server.pid());
   constexpr std::uint16_t put_small = 46;
   const std::string frame = frame_header((64u << 10) + (1u << 20), put_small) + std::string(768u << 10, 'x');
-  std::vector<std::unique_ptr<Stranger>> strangers;
+  std::vector<std::unique_ptr<SourcedConnection>> strangers;
   double most = before;
   for (int i = 0; i < 1000; ++i) {
-    strangers.push_back(std::make_unique<Stranger>(source_address(i, 4), server.port()));
+    strangers.push_back(std::make_unique<SourcedConnection>(source_address(i, 4), server.port()));
     strangers.back()->send_some(frame);
     if (i % 100 == 99) most = std::max(most, resident_mib(server.pid()));
   }
@@ -163,8 +116,8 @@ TEST(Exhaustion, AClientLogsInAndTransfersBeside4100IdleConnections) {
   TempDir dir;
   std::string root = dir.subdir("root"), local = dir.subdir("local");
   ServerProcess server(root);
-  std::vector<std::unique_ptr<Stranger>> idle;
-  for (int i = 0; i < 4100; ++i) idle.push_back(std::make_unique<Stranger>(source_address(i, 5), server.port()));
+  std::vector<std::unique_ptr<SourcedConnection>> idle;
+  for (int i = 0; i < 4100; ++i) idle.push_back(std::make_unique<SourcedConnection>(source_address(i, 5), server.port()));
   std::this_thread::sleep_for(300ms);
   // Well inside the 10 s first-frame deadline that closes idle connections on its own.
   expect_put_and_get(server, local, root);

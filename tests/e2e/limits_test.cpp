@@ -20,51 +20,12 @@
 
 #include "wire/wire.hpp"
 #include "support/e2e.hpp"
+#include "support/sourced_connection.hpp"
 
 namespace pxfer::e2e {
 namespace {
 
 using namespace std::chrono_literals;
-
-// A TCP connection from a chosen loopback source address (127.0.0.2, ...), so that a test can be
-// "another client" for the per-address limit while pxfer itself connects from 127.0.0.1.
-class SourcedConnection {
- public:
-  SourcedConnection(const std::string& source, std::uint16_t port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd_ < 0) throw std::runtime_error("socket failed");
-    sockaddr_in local{};
-    local.sin_family = AF_INET;
-    ::inet_pton(AF_INET, source.c_str(), &local.sin_addr);
-    sockaddr_in remote{};
-    remote.sin_family = AF_INET;
-    remote.sin_port = htons(port);
-    ::inet_pton(AF_INET, "127.0.0.1", &remote.sin_addr);
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0 ||
-        ::connect(fd_, reinterpret_cast<sockaddr*>(&remote), sizeof remote) != 0) {
-      ::close(fd_);
-      throw std::runtime_error("connect from " + source + " failed");
-    }
-  }
-  ~SourcedConnection() { ::close(fd_); }
-  SourcedConnection(const SourcedConnection&) = delete;
-  SourcedConnection& operator=(const SourcedConnection&) = delete;
-  // True once the server closed the connection, waiting at most `timeout_ms`.
-  bool closed_within(int timeout_ms) {
-    timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    char buf[256];
-    for (;;) {
-      ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-      if (n == 0) return true;
-      if (n < 0) return errno == ECONNRESET;
-    }
-  }
-  bool send_byte(char c) { return ::send(fd_, &c, 1, MSG_NOSIGNAL) == 1; }
-
- private:
-  int fd_ = -1;
-};
 
 std::size_t count_of(const std::string& text, const std::string& what) {
   std::size_t n = 0;
