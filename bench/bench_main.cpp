@@ -18,10 +18,10 @@
 
 #include "checksum/adler32_simd.hpp"
 #include "checksum/block_mac.hpp"
-#include "pxfer/batch.hpp"
-#include "pxfer/checksum.hpp"
-#include "pxfer/client.hpp"
-#include "pxfer/server.hpp"
+#include "pxfer/client/batch.hpp"
+#include "pxfer/core/checksum.hpp"
+#include "pxfer/client/client.hpp"
+#include "pxfer/server/server.hpp"
 #include "wire/wire.hpp"
 #include "raw_tcp.hpp"
 

@@ -45,7 +45,7 @@ for f in pxfer pxferd; do
   [[ -x $BIN/$f ]] || { echo "bench/wan_matrix.sh: no $BIN/$f; build it or pass --bin DIR" >&2; exit 1; }
 done
 WANEM_BIN=$BIN/pxfer-wanem
-[[ -x $WANEM_BIN ]] || WANEM_BIN=$BIN/../tools/wanem/pxfer-wanem
+[[ -x $WANEM_BIN ]] || WANEM_BIN=$BIN/../wanem/pxfer-wanem
 [[ -x $WANEM_BIN ]] || { echo "bench/wan_matrix.sh: no pxfer-wanem beside $BIN (ninja pxfer-wanem)" >&2; exit 1; }
 
 # shellcheck source=lab/lib.sh

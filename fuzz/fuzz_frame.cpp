@@ -7,7 +7,7 @@
 #include <cstring>
 #include <span>
 
-#include "pxfer/error.hpp"
+#include "pxfer/common/error.hpp"
 #include "wire/wire.hpp"
 
 using namespace pxfer::wire;

@@ -7,8 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "pxfer/error.hpp"
-#include "pxfer/log_safe.hpp"
+#include "pxfer/common/error.hpp"
+#include "pxfer/common/log_safe.hpp"
+#include "client/listing_check.hpp"
 #include "common/safe_path.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

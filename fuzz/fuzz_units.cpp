@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "pxfer/doctor.hpp"
-#include "pxfer/units.hpp"
+#include "pxfer/core/doctor.hpp"
+#include "pxfer/common/units.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

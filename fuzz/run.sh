@@ -25,7 +25,7 @@ declare -A sources=(
   [frame]="fuzz/fuzz_frame.cpp src/wire/codec.cpp src/wire/block_codec.cpp src/wire/names.cpp src/wire/split.cpp src/common/error.cpp"
   [url]="fuzz/fuzz_url.cpp src/common/url.cpp"
   [units]="fuzz/fuzz_units.cpp src/common/units.cpp src/doctor/doctor.cpp"
-  [path]="fuzz/fuzz_path.cpp src/common/safe_path.cpp src/common/log_safe.cpp src/common/error.cpp"
+  [path]="fuzz/fuzz_path.cpp src/common/safe_path.cpp src/client/listing_check.cpp src/common/log_safe.cpp src/common/error.cpp"
   [block]="fuzz/fuzz_block.cpp src/checksum/block_mac.cpp src/wire/codec.cpp src/wire/block_codec.cpp src/wire/names.cpp src/wire/split.cpp src/common/error.cpp"
 )
 # Libraries a target links besides the sources (libcrypto: OpenSSL's Poly1305 and HMAC).

@@ -1,25 +1,20 @@
 #!/usr/bin/env python3
-"""The layering rules of src/ (issue 10, issue 38), checked on every build so that they cannot drift.
+"""The layering of src/ (issues 10 and 38), checked on every test run.
 
-Every file of src/ and include/pxfer has a layer (docs/architecture.md), bottom up:
+The compiler enforces the include rule: each layer is a static library of whole folders
+(src/CMakeLists.txt, pxfer_layer), defines PXFER_LAYER_<NAME> for itself and what links it, and
+every header of a layer includes pxfer/<layer>/layer.hpp, which fails the build without that macro.
+This script checks what the compiler cannot:
 
-  common    src/common and the public headers it implements (error, units, url, log_safe)
-  core      the rest of the pure library pxfer_core (its sources as src/CMakeLists.txt lists them,
-            their headers, and the folders wire, plan, checksum, meter, policy, doctor): no
-            sockets, no files, no Asio
-  io        src/io and src/net
-  transfer  the engine (src/transfer) and the events it reports (progress_listener and friends)
-  present   the printers of src/report (the rest of report/ is core)
-  client    src/client;  server    src/server (neither includes the other)
-
-A file may reach, through its includes and theirs (src/ and include/pxfer headers alike), only
-files of the layers ALLOWED lists for its own. KNOWN_BREAKS are the include edges that break that
-today, each named; they are not followed (so what they bring in is excused with them), and one
-that is gone is pointed out so that it is taken off the list: no new break can land.
-
-Also: the public headers (include/pxfer) include no internal header (src/); no file in src/ or
-include/ is over 500 lines, and no function in src/, include/ or tools/ is over 80 lines (found by
-a signature line ending in '{' and its matching '}').
+- the target graph: each layer links only the layers below it (RULE); the server and the client
+  stay beside each other, third-party copy (tpc) sits above both;
+- every folder of src/ belongs to exactly one layer, every public header sits in
+  include/pxfer/<layer>/, and every header includes its own layer's guard and no other;
+- the public headers include no internal header (src/); the pure layers (common, core) include no
+  Asio and no socket header;
+- tests/unit/<layer>/ holds the unit tests of that layer: each uses only its layer and those below;
+- no file in src/ or include/ is over 500 lines, and no function in src/, include/, tools/, wanem/ or plugin/ is
+  over 80 lines (found by a signature line ending in '{' and its matching '}').
 
 Usage: layers_test.py SOURCE_DIR. Prints one line per violation; exit 1 when there is any.
 """
@@ -29,58 +24,21 @@ import sys
 
 root = pathlib.Path(sys.argv[1])
 src = root / "src"
-public = root / "include"
+public = root / "include" / "pxfer"
 
-ALLOWED = {
-    "common": {"common"},
-    "core": {"common", "core"},
-    "io": {"common", "core", "io"},
-    "transfer": {"common", "core", "io", "transfer"},
-    "present": {"common", "core", "io", "transfer", "present"},
-    "client": {"common", "core", "io", "transfer", "present", "client"},
-    "server": {"common", "core", "io", "transfer", "present", "server"},
+# Bottom up; each layer may link (and so include) exactly these.
+RULE = {
+    "common": set(),
+    "core": {"common"},
+    "io": {"common", "core"},
+    "engine": {"common", "core", "io"},
+    "present": {"common", "core", "io", "engine"},
+    "client": {"common", "core", "io", "engine", "present"},
+    "server": {"common", "core", "io", "engine", "present"},
+    "tpc": {"common", "core", "io", "engine", "present", "client", "server"},
 }
-FOLDER_LAYER = {"common": "common", "wire": "core", "plan": "core", "checksum": "core", "meter": "core",
-                "policy": "core", "doctor": "core", "io": "io", "net": "io", "transfer": "transfer",
-                "report": "present", "client": "client", "server": "server"}
-# src files whose folder does not say their layer.
-SRC_LAYER = {
-    # The engine's settings as plain values: made by the pure negotiation (core), used by the engine.
-    "transfer/settings.hpp": "core",
-    # The charts' shared declarations: the page (pxfer report) is in the pure core.
-    "report/svg_chart.hpp": "core",
-}
-# Every public header, by the layer that implements it. A new header needs a row here.
-PUBLIC_LAYER = {
-    "error.hpp": "common", "log_safe.hpp": "common", "units.hpp": "common", "url.hpp": "common",
-    "version.hpp": "common",  # generated into the build tree
-    "interruption.hpp": "common", "interrupt_watch.hpp": "client",
-    "limits.hpp": "core", "clock.hpp": "core", "checksum.hpp": "core", "compression.hpp": "core",
-    "wire_types.hpp": "core", "rate_meter.hpp": "core", "rate_pacer.hpp": "core", "stream_meter.hpp": "core",
-    "retry.hpp": "core", "auto_controller.hpp": "core", "stream_count.hpp": "core", "stream_controller.hpp": "core", "host_facts.hpp": "core", "doctor.hpp": "core",
-    "report_html.hpp": "core", "report_model.hpp": "core", "progress_bar.hpp": "core", "transfer_limit.hpp": "core",
-    "socket_tuning.hpp": "io", "secret_file.hpp": "io", "emulated_disk.hpp": "io",
-    "transfer_events.hpp": "transfer", "batch_events.hpp": "transfer", "progress_listener.hpp": "transfer",
-    "progress_printer.hpp": "present", "batch_printer.hpp": "present", "json_printer.hpp": "present",
-    "report_recorder.hpp": "present",
-    "client.hpp": "client", "batch.hpp": "client", "namespace.hpp": "client", "sweep.hpp": "client",
-    "tpc.hpp": "client",
-    "server.hpp": "server", "server_admin.hpp": "server", "metrics_endpoint.hpp": "server",
-}
-# The include edges that break the rule today (issue 38 lists them), each allowed here by name
-# until the layers are libraries of their own. (file, include as written): why it is a break.
-KNOWN_BREAKS = {
-    # 1. common sits below wire, but safe paths use the wire's path limits.
-    ("src/common/safe_path.hpp", "wire/wire.hpp"): "common includes core",
-    # 2. The pure negotiation reaches the socket layer's declarations: through the client's API
-    #    (ClientOptions in pxfer/client.hpp) and through SocketTuning in the engine's settings.
-    ("src/transfer/negotiate.hpp", "pxfer/client.hpp"): "core includes the client's API",
-    ("src/transfer/settings.hpp", "pxfer/socket_tuning.hpp"): "core includes io",
-    # 3. The active end of a third-party copy is a client of the other server (ClientSession).
-    ("src/server/tpc_service.cpp", "pxfer/client.hpp"): "server includes the client",
-    # 4. The sweep's table (a printer) reads the client's sweep types.
-    ("src/report/sweep_table.cpp", "pxfer/sweep.hpp"): "present includes the client",
-}
+PURE = {"common", "core"}
+PURE_FORBIDDEN = re.compile(r"^(boost/asio|sys/socket\.h|netinet/|arpa/inet\.h|openssl/ssl\.h)")
 
 
 SIGNATURE = re.compile(r"\)\s*(const)?\s*(noexcept)?\s*(override)?\s*(->\s*[\w:<>, ]+)?\s*\{\s*$")
@@ -112,110 +70,101 @@ def long_functions(path, limit=80):
 
 
 cmake = (src / "CMakeLists.txt").read_text()
-match = re.search(r"add_library\(pxfer_core STATIC(.*?)\)", cmake, re.S)
-core = {src / name for name in match.group(1).split() if name.endswith(".cpp")} if match else set()
-
 problems = []
 include = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]', re.M)
 
-
-def rel(path):
-    return path.relative_to(root).as_posix()
-
-
-def layer_of(path):
-    """The layer of a file of src/ or include/pxfer, or None when nothing gives it one."""
-    if path.is_relative_to(public):
-        return PUBLIC_LAYER.get(path.name)
-    name = path.relative_to(src).as_posix()
-    if name in SRC_LAYER:
-        return SRC_LAYER[name]
-    folder = path.relative_to(src).parts[0]
-    if path in core or path.with_suffix(".cpp") in core:
-        return "common" if folder == "common" else "core"
-    return FOLDER_LAYER.get(folder)
+# The layers as CMake builds them: pxfer_layer(NAME FOLDERS ... LINKS ... [PRIVATE_LINKS ...]).
+folders_of, links_of = {}, {}
+for name, body in re.findall(r"^pxfer_layer\((\w+)(.*?)\)\s*$", cmake, re.S | re.M):
+    words = body.split()
+    section, found = None, {"FOLDERS": [], "LINKS": [], "PRIVATE_LINKS": []}
+    for w in words:
+        if w in found:
+            section = w
+        elif section:
+            found[section].append(w)
+    folders_of[name] = found["FOLDERS"]
+    links_of[name] = {l.removeprefix("pxfer_") for l in found["LINKS"] + found["PRIVATE_LINKS"] if l.startswith("pxfer_")}
+if set(folders_of) != set(RULE):
+    problems.append(f"src/CMakeLists.txt: layers {sorted(folders_of)}, but the rule knows {sorted(RULE)}")
 
 
-def resolve(path, quote, name):
-    """The file an include names: a sibling, a src/ path or a public header; None for the system's."""
-    if quote == "<":
-        return None
-    for candidate in (path.parent / name, src / name, public / name):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-texts = {}
-
-
-def includes(path):
-    """(include as written, resolved file or None) of every #include in `path`."""
-    if path not in texts:
-        texts[path] = path.read_text(errors="replace")
-    return [(name, resolve(path, quote, name)) for quote, name in include.findall(texts[path])]
-
-
-def reached(start):
-    """Every file `start` reaches through includes, with the chain that reaches it; known breaks
-    are not followed."""
-    seen, todo = {start: [start]}, [start]
+def below(layer):
+    """Every layer `layer` reaches through the libraries it links."""
+    seen, todo = set(), [layer]
     while todo:
-        path = todo.pop()
-        for name, target in includes(path):
-            if target is None or target in seen or (rel(path), name) in KNOWN_BREAKS:
-                continue
-            seen[target] = seen[path] + [target]
-            todo.append(target)
+        for l in links_of.get(todo.pop(), set()) & set(RULE):
+            if l not in seen:
+                seen.add(l)
+                todo.append(l)
     return seen
 
 
-files = sorted(p for p in list(src.rglob("*")) + list((public / "pxfer").rglob("*")) if p.suffix in (".cpp", ".hpp"))
-edges = {(rel(p), name) for p in files for name, _ in includes(p)}
-# A break someone mended: said, not failed, so that the merge that mends it stays green.
-for key in sorted(set(KNOWN_BREAKS) - edges):
-    print(f"note: {key[0]} no longer includes {key[1]}: take it off KNOWN_BREAKS in tests/layers_test.py")
+for layer in folders_of:
+    for other in sorted(below(layer) - RULE.get(layer, set()) - {"version", "warnings"}):
+        problems.append(f"src/CMakeLists.txt: pxfer_{layer} reaches pxfer_{other}: layers link only downward")
 
-for path in files:
-    lines = texts[path].count("\n")
-    if lines > 500:
-        problems.append(f"{rel(path)}: {lines} lines (over 500): split it by responsibility")
-    layer = layer_of(path)
-    if layer is None:
-        problems.append(f"{rel(path)}: no layer: add its folder to FOLDER_LAYER or the header to PUBLIC_LAYER")
-        continue
+layer_of_folder = {}
+for layer, folders in folders_of.items():
+    for f in folders:
+        if f in layer_of_folder:
+            problems.append(f"src/{f}: in two layers ({layer_of_folder[f]} and {layer})")
+        layer_of_folder[f] = layer
+for d in sorted(p for p in src.iterdir() if p.is_dir()):
+    if d.name not in layer_of_folder:
+        problems.append(f"src/{d.name}: in no layer: add it to a pxfer_layer(... FOLDERS ...) of src/CMakeLists.txt")
+for p in sorted(public.glob("*.hpp")):
+    problems.append(f"include/pxfer/{p.name}: a public header outside a layer's folder: move it to include/pxfer/<layer>/")
+
+guard = re.compile(r'^#include "pxfer/(\w+)/layer\.hpp"', re.M)
+
+
+def layer_of(path):
     if path.is_relative_to(public):
-        # The public headers are what a program using the library needs: they stand on their own
-        # and never reach into src/ (internals live beside their sources).
-        for quote, name in include.findall(texts[path]):
-            if quote == '"' and not name.startswith("pxfer/"):
-                problems.append(f"{rel(path)}: a public header includes the internal {name}")
-    for target, chain in reached(path).items():
-        if target == path:
-            continue
-        if layer in ("common", "core"):
-            for name, _ in includes(target):
-                if name.startswith("boost/asio"):
-                    problems.append(f"{rel(path)} ({layer}) reaches Asio through " + " -> ".join(rel(c) for c in chain))
-        other = layer_of(target)
-        if other is not None and other not in ALLOWED[layer]:
-            how = " -> ".join(rel(c) for c in chain)
-            problems.append(f"{rel(path)} ({layer}) reaches {rel(target)} ({other}): {how}")
-    if layer in ("common", "core"):
-        for quote, name in include.findall(texts[path]):
-            if name.startswith("boost/asio"):
-                problems.append(f"{rel(path)}: the pure core includes {name}")
+        return path.relative_to(public).parts[0]
+    return layer_of_folder.get(path.relative_to(src).parts[0])
 
-for folder in ("src", "include", "tools"):
+
+files = sorted(p for p in list(src.rglob("*")) + list(public.rglob("*")) if p.suffix in (".cpp", ".hpp"))
+for path in files:
+    text = path.read_text(errors="replace")
+    name = path.relative_to(root).as_posix()
+    lines = text.count("\n")
+    if lines > 500:
+        problems.append(f"{name}: {lines} lines (over 500): split it by responsibility")
+    layer = layer_of(path)
+    if layer is None or path.name == "layer.hpp":
+        continue
+    if path.suffix == ".hpp":
+        guards = guard.findall(text)
+        if guards != [layer]:
+            problems.append(f'{name}: a header of the {layer} layer includes {guards or "no guard"}: it must include "pxfer/{layer}/layer.hpp" (and no other)')
+    for quote, target in include.findall(text):
+        if path.is_relative_to(public) and quote == '"' and not target.startswith("pxfer/"):
+            problems.append(f"{name}: a public header includes the internal {target}")
+        if layer in PURE and PURE_FORBIDDEN.match(target):
+            problems.append(f"{name}: the pure core ({layer}) includes {target}")
+
+# tests/unit/<layer>/ mirrors the layers: a unit test uses only its own layer and those below it
+# (the test program links everything, so this is checked here rather than by the compiler).
+for path in sorted((root / "tests" / "unit").glob("*/*.cpp")):
+    layer = path.parent.name
+    if layer not in RULE:
+        problems.append(f"{path.relative_to(root)}: tests/unit/{layer}/ is not a layer ({', '.join(RULE)})")
+        continue
+    for quote, target in include.findall(path.read_text(errors="replace")):
+        parts = target.split("/")
+        used = parts[1] if parts[0] == "pxfer" and len(parts) == 3 else layer_of_folder.get(parts[0]) if len(parts) > 1 else None
+        if used in RULE and used != layer and used not in RULE[layer]:
+            problems.append(f"{path.relative_to(root)} uses {target} ({used}): move the test to tests/unit/{used}/")
+
+for folder in ("src", "include", "tools", "wanem", "plugin"):
     for path in sorted((root / folder).rglob("*")):
         if path.suffix in (".cpp", ".hpp"):
             for line, length in long_functions(path):
                 problems.append(f"{path.relative_to(root)}:{line}: a function of {length} lines (over 80): split it")
 
-if not core:
-    problems.append("src/CMakeLists.txt: no pxfer_core source list found")
-problems = list(dict.fromkeys(problems))  # one line per break, however many ways it is reached
 for p in problems:
     print(p)
-print(f"layers: {len(files)} files checked ({len(core)} core sources, {len(KNOWN_BREAKS)} known breaks); {len(problems)} problem(s)")
+print(f"layers: {len(folders_of)} layers, {len(layer_of_folder)} folders, {len(files)} files checked; {len(problems)} problem(s)")
 sys.exit(1 if problems else 0)

@@ -70,7 +70,19 @@ fi
 build_dir="${PXFER_BUILD_DIR:-$here/build}"
 jobs="$(nproc)"
 
+# Where the time goes (CI has 45 minutes on 2 cores): each step's wall time, printed at the end
+# with the slowest tests.
+timings=()
+step_started=$(date +%s)
+step_done() {
+  local now
+  now=$(date +%s)
+  timings+=("$1 $((now - step_started)) s")
+  step_started=$now
+}
+
 "$here/tools/build.sh" "$build_dir" Release -j "$jobs"
+step_done "Release build"
 
 status=0
 junit="$(cd "$build_dir" && pwd)/Testing/ctest-junit.xml"  # absolute: ctest runs inside the build directory
@@ -96,6 +108,7 @@ skip_status=0
 "$here/tools/test.sh" --report-skips "$junit" "$here/tests/skip-allowlist.txt" || skip_status=$?
 [ "$skip_status" = 0 ] || status=1
 
+step_done "ctest"
 echo "== benchmark smoke run (bench/results/ has the real figures) =="
 # Google Benchmark warns "Library was built as DEBUG. Timings may be affected." because Debian's
 # libbenchmark package is compiled without NDEBUG: that is the harness's own bookkeeping, not the
@@ -104,6 +117,7 @@ echo "== benchmark smoke run (bench/results/ has the real figures) =="
   --benchmark_filter='Encode|Decode|BlockHeader|Adler32|Sha256|RawLoopback|LoopbackPut/4|LoopbackGet/4|SmallFiles' \
   2> >(grep -v 'Library was built as DEBUG' >&2) || status=$?
 
+step_done "benchmark smoke"
 # The reliability soak (bench/soak.sh, docs/reliability.md) in the optional long run:
 # PXFER_SOAK_MINUTES (default 0: skipped). A corrupt or lost file, or a temporary file left behind,
 # fails the run.
@@ -114,17 +128,20 @@ if [ "${PXFER_SOAK_MINUTES:-0}" != 0 ]; then
   [ "$soak_status" = 0 ] || status=1
 fi
 
-# libFuzzer targets (fuzz/): PXFER_FUZZ_SECONDS per target (60; 0 skips). A crash fails the run;
+# libFuzzer targets (fuzz/): PXFER_FUZZ_SECONDS per target (15; 0 skips): a smoke run that
+# catches a decoder that crashes on its seeds or on what a short run finds; the long runs are
+# fuzz/run.sh's own (60 s a target by default). A crash fails the run;
 # no clang/libFuzzer is a visible skip (exit 77), not a failure.
-if [ "${PXFER_FUZZ_SECONDS:-30}" != 0 ]; then
-  echo "== fuzzing: ${PXFER_FUZZ_SECONDS:-30}s per target (fuzz/run.sh) =="
+if [ "${PXFER_FUZZ_SECONDS:-15}" != 0 ]; then
+  echo "== fuzzing: ${PXFER_FUZZ_SECONDS:-15}s per target (fuzz/run.sh) =="
   fuzz_status=0
-  PXFER_FUZZ_SECONDS="${PXFER_FUZZ_SECONDS:-30}" PXFER_FUZZ_BUILD_DIR="${PXFER_FUZZ_BUILD_DIR:-$build_dir-fuzz}" "$here/fuzz/run.sh" || fuzz_status=$?
+  PXFER_FUZZ_SECONDS="${PXFER_FUZZ_SECONDS:-15}" PXFER_FUZZ_BUILD_DIR="${PXFER_FUZZ_BUILD_DIR:-$build_dir-fuzz}" "$here/fuzz/run.sh" || fuzz_status=$?
   if [ "$fuzz_status" = 77 ]; then echo "fuzzing SKIPPED (see the reason above)"
   elif [ "$fuzz_status" != 0 ]; then status=1; fi
 else
   echo "== fuzzing SKIPPED: PXFER_FUZZ_SECONDS=0 =="
 fi
+step_done "fuzzing"
 
 # The unit tests and the e2e tests named by PXFER_SANITIZE_E2E (a ctest regex; default the
 # Errors, Faults, Limits, SmallFiles, small-file channel attack and TLS engine suites) under AddressSanitizer + UndefinedBehaviorSanitizer, in their own build
@@ -163,6 +180,13 @@ else
   echo "== ASan+UBSan run SKIPPED: PXFER_SANITIZE=0 =="
 fi
 # The last lines are what a CI log shows first: name every failed test of the main run again here.
+step_done "ASan+UBSan build and tests"
+echo "== time: $(IFS=,; echo "${timings[*]}" | sed 's/,/, /g')"
+python3 - "$junit" <<'PY' || true
+import sys, xml.etree.ElementTree as ET
+cases = [(float(c.get("time", 0)), c.get("name")) for c in ET.parse(sys.argv[1]).getroot().iter("testcase")]
+print("== slowest tests: " + ", ".join(f"{n} {t:.0f} s" for t, n in sorted(cases, reverse=True)[:8]))
+PY
 echo "== summary: ctest status $ctest_status, overall status $status"
 # Every failed run of a test, also one that passed when run again (ctest --repeat until-pass:2):
 # its name and the end of that run's output ("N/M Test #K: NAME ...***Failed", then the output).

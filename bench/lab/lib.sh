@@ -20,10 +20,10 @@ LAB_PORT=""
 
 lab_log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 
-# lab_find_wanem BUILD_DIR: path of pxfer-wanem (build/bin or build/tools/wanem), empty if none.
+# lab_find_wanem BUILD_DIR: path of pxfer-wanem (build/bin or build/wanem), empty if none.
 lab_find_wanem() {
   local f
-  for f in "$1/bin/pxfer-wanem" "$1/tools/wanem/pxfer-wanem"; do
+  for f in "$1/bin/pxfer-wanem" "$1/wanem/pxfer-wanem"; do
     [[ -x $f ]] && { echo "$f"; return 0; }
   done
   return 1

@@ -4,7 +4,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "pxfer/secret_file.hpp"
+#include "pxfer/io/secret_file.hpp"
 
 namespace pxfer::gfal {
 namespace {

@@ -7,9 +7,9 @@
 #include <exception>
 #include <string>
 
-#include "pxfer/client.hpp"
-#include "pxfer/error.hpp"
-#include "pxfer/url.hpp"
+#include "pxfer/client/client.hpp"
+#include "pxfer/common/error.hpp"
+#include "pxfer/common/url.hpp"
 
 namespace pxfer::gfal {
 

@@ -14,9 +14,9 @@
 #include <thread>
 
 #include "plugin_common.hpp"
-#include "pxfer/namespace.hpp"
-#include "pxfer/stream_count.hpp"
-#include "pxfer/tpc.hpp"
+#include "pxfer/client/namespace.hpp"
+#include "pxfer/core/stream_count.hpp"
+#include "pxfer/tpc/tpc.hpp"
 
 namespace pxfer::gfal {
 namespace {

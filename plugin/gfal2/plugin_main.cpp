@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "plugin_common.hpp"
-#include "pxfer/namespace.hpp"
+#include "pxfer/client/namespace.hpp"
 #include "pxfer/version.hpp"
 
 namespace pxfer::gfal {

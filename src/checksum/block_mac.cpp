@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "pxfer/error.hpp"
+#include "pxfer/common/error.hpp"
 
 namespace pxfer {
 namespace {

@@ -22,6 +22,7 @@
 //              binding proves that the two ends of this TLS channel are the two ends of the
 //              control connection (a relay that terminates TLS has another exporter), so a
 //              Poly1305 per block would only repeat it (docs/security.md).
+#include "pxfer/core/layer.hpp"
 #include <array>
 #include <cstdint>
 #include <initializer_list>

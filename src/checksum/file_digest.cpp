@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "checksum/adler32_simd.hpp"
-#include "pxfer/checksum.hpp"
-#include "pxfer/error.hpp"
+#include "pxfer/core/checksum.hpp"
+#include "pxfer/common/error.hpp"
 
 namespace pxfer {
 namespace {

@@ -2,7 +2,7 @@
 // flight (`concurrency`, or --auto's choice) and move it in the worker's ClientSession (one control
 // connection kept from file to file, new data streams per file), so one failing file never stops
 // the others.
-#include "pxfer/batch.hpp"
+#include "pxfer/client/batch.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -17,10 +17,10 @@
 #include <mutex>
 #include <thread>
 
-#include "pxfer/interrupt_watch.hpp"
-#include "pxfer/interruption.hpp"
-#include "pxfer/rate_meter.hpp"
-#include "pxfer/stream_count.hpp"
+#include "pxfer/client/interrupt_watch.hpp"
+#include "pxfer/common/interruption.hpp"
+#include "pxfer/core/rate_meter.hpp"
+#include "pxfer/core/stream_count.hpp"
 #include "client/remote_tree.hpp"
 #include "local_tree.hpp"
 #include "path_names.hpp"

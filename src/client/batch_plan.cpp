@@ -6,8 +6,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "pxfer/batch.hpp"
+#include "pxfer/client/batch.hpp"
 #include "client/remote_tree.hpp"
+#include "client/listing_check.hpp"
 #include "common/safe_path.hpp"
 
 namespace pxfer {

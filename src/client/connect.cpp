@@ -17,8 +17,8 @@
 
 #include "known_hosts.hpp"
 #include "net/frame_io.hpp"
-#include "pxfer/error.hpp"
-#include "pxfer/log_safe.hpp"
+#include "pxfer/common/error.hpp"
+#include "pxfer/common/log_safe.hpp"
 #include "pxfer/version.hpp"
 
 namespace pxfer {

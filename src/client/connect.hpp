@@ -3,6 +3,7 @@
 // sockets (the window pinned before the SYN), the trust a session uses (CA, pin or known hosts,
 // credentials), control connections (resolve, connect, TLS, verify, HELLO, AUTH) and data
 // connections. And the io_context runner every client entry point uses.
+#include "pxfer/client/layer.hpp"
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <functional>
@@ -13,11 +14,11 @@
 
 #include "net/connection.hpp"
 #include "net/tls.hpp"
-#include "pxfer/client.hpp"
-#include "pxfer/socket_tuning.hpp"
-#include "pxfer/url.hpp"
+#include "pxfer/client/client.hpp"
+#include "pxfer/io/socket_tuning.hpp"
+#include "pxfer/common/url.hpp"
 #include "stream_pool.hpp"
-#include "transfer/small_channel.hpp"
+#include "engine/small_channel.hpp"
 #include "wire/wire.hpp"
 
 namespace pxfer {

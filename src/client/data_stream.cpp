@@ -9,7 +9,8 @@
 
 #include "net/frame_io.hpp"
 #include "net/race.hpp"
-#include "pxfer/retry.hpp"
+#include "pxfer/io/socket_tuning.hpp"
+#include "pxfer/core/retry.hpp"
 
 namespace pxfer {
 

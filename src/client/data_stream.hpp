@@ -3,11 +3,12 @@
 // stream_reconnect_policy (pxfer/retry.hpp) when the connection breaks or stalls. `reused`, a
 // connection the session kept from an earlier file (client/stream_pool.hpp), is tried first; the
 // coroutine must run on that connection's executor.
+#include "pxfer/client/layer.hpp"
 #include <cstdint>
 #include <memory>
 
 #include "connect.hpp"
-#include "transfer/transfer.hpp"
+#include "engine/transfer.hpp"
 
 namespace pxfer {
 

@@ -3,9 +3,9 @@
 
 #include "connect.hpp"
 #include "net/frame_io.hpp"
-#include "pxfer/doctor.hpp"
+#include "pxfer/core/doctor.hpp"
 #include "net/host_settings.hpp"
-#include "pxfer/rate_meter.hpp"
+#include "pxfer/core/rate_meter.hpp"
 
 namespace pxfer {
 

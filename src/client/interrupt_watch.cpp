@@ -1,4 +1,4 @@
-#include "pxfer/interrupt_watch.hpp"
+#include "pxfer/client/interrupt_watch.hpp"
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -10,7 +10,7 @@
 #include <mutex>
 #include <thread>
 
-#include "pxfer/interruption.hpp"
+#include "pxfer/common/interruption.hpp"
 
 namespace pxfer {
 

@@ -2,13 +2,14 @@
 // One file transfer on the client, one attempt: preflight, OPEN on the session's control
 // connection, the engine with its data streams, the summary. ClientSession (session.cpp) runs
 // jobs one at a time and retries them; nothing here retries a whole transfer.
+#include "pxfer/client/layer.hpp"
 #include <boost/asio/io_context.hpp>
 #include <optional>
 #include <string>
 
 #include "connect.hpp"
-#include "pxfer/client.hpp"
-#include "transfer/negotiate.hpp"
+#include "pxfer/client/client.hpp"
+#include "plan/negotiate.hpp"
 
 namespace pxfer {
 

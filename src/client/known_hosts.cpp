@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "net/tls.hpp"
-#include "pxfer/error.hpp"
+#include "pxfer/common/error.hpp"
 
 namespace pxfer {
 

@@ -1,6 +1,7 @@
 #pragma once
 // The client's pinned server certificates, as ssh's known_hosts: lines `HOST:PORT sha256:HEX`
 // ('#' comments). Pure parsing plus one function that applies trust on first use to a file.
+#include "pxfer/client/layer.hpp"
 #include <optional>
 #include <string>
 #include <vector>

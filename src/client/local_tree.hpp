@@ -2,12 +2,13 @@
 // Where a get writes on the client. A get -r writes what a server listed: each name is checked
 // (check_listing) and everything is created beneath the directory the user named, through its
 // descriptor, never following a symbolic link, so a server can only write below that directory.
+#include "pxfer/client/layer.hpp"
 #include <set>
 #include <string>
 #include <vector>
 
-#include "pxfer/batch.hpp"
-#include "pxfer/error.hpp"
+#include "pxfer/client/batch.hpp"
+#include "pxfer/common/error.hpp"
 #include "io/file_io.hpp"
 
 namespace pxfer {

@@ -1,13 +1,13 @@
 // RemoteNamespace: the namespace requests over one kept control connection, run on a private
 // single-threaded io_context (so the gfal2 plugin can call it from whatever thread gfal2 uses).
-#include "pxfer/namespace.hpp"
+#include "pxfer/client/namespace.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 
 #include "connect.hpp"
 #include "net/frame_io.hpp"
 #include "path_names.hpp"
-#include "pxfer/error.hpp"
+#include "pxfer/common/error.hpp"
 
 namespace pxfer {
 namespace {

@@ -1,6 +1,7 @@
 #pragma once
 // The last component of a local path or a URL's path ("a/b/" -> "b"), as a transfer into a
 // directory or a listing of one file names it; and the part before it.
+#include "pxfer/client/layer.hpp"
 #include <string>
 
 namespace pxfer {

@@ -4,7 +4,7 @@
 
 #include "connect.hpp"
 #include "net/frame_io.hpp"
-#include "pxfer/error.hpp"
+#include "pxfer/common/error.hpp"
 
 namespace pxfer {
 

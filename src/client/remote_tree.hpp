@@ -1,13 +1,14 @@
 #pragma once
 // Directory trees on a server: LIST and MKDIR over one control connection each; and the limits
 // the server announces (INFO).
+#include "pxfer/client/layer.hpp"
 #include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "pxfer/auto_controller.hpp"
-#include "pxfer/url.hpp"
+#include "pxfer/core/auto_controller.hpp"
+#include "pxfer/common/url.hpp"
 #include "wire/wire.hpp"
 
 namespace pxfer {

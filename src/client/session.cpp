@@ -14,8 +14,8 @@
 #include "net/frame_io.hpp"
 #include "path_names.hpp"
 #include "small_files.hpp"
-#include "pxfer/client.hpp"
-#include "transfer/negotiate.hpp"
+#include "pxfer/client/client.hpp"
+#include "plan/negotiate.hpp"
 
 namespace pxfer {
 namespace {

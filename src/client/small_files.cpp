@@ -21,7 +21,7 @@
 #include "net/quiet_wait.hpp"
 #include "net/race.hpp"
 #include "net/tls.hpp"
-#include "pxfer/log_safe.hpp"
+#include "pxfer/common/log_safe.hpp"
 
 namespace pxfer {
 namespace {

@@ -1,12 +1,13 @@
 #pragma once
 // Small files pipelined on a session's control connection (PUT_SMALL / GET_SMALL): the coroutine
 // behind ClientSession::move_small.
+#include "pxfer/client/layer.hpp"
 #include <memory>
 #include <optional>
 #include <vector>
 
 #include "connect.hpp"
-#include "pxfer/client.hpp"
+#include "pxfer/client/client.hpp"
 
 namespace pxfer {
 

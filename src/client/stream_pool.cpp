@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "pxfer/limits.hpp"
+#include "pxfer/core/limits.hpp"
 
 namespace pxfer {
 

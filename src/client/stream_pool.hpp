@@ -4,13 +4,14 @@
 // (END both ways: nothing of the old transfer is left in flight on it) and leaves to carry the next
 // file's stream, which says ATTACH again and proves the new transfer's key like a new connection
 // would; pxferd serves ATTACHes on it one after the other (server/control_session.cpp).
+#include "pxfer/client/layer.hpp"
 #include <chrono>
 #include <memory>
 #include <mutex>
 #include <vector>
 
 #include "net/connection.hpp"
-#include "pxfer/socket_tuning.hpp"
+#include "pxfer/io/socket_tuning.hpp"
 
 namespace pxfer {
 

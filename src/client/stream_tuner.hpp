@@ -3,14 +3,15 @@
 // streams attached, and the sending side's TCP_INFO: RTT, retransmits, cwnd) into the pure
 // StreamController (pxfer/stream_controller.hpp) and carries out its decision: spawns data streams
 // on free slots, or (a put, where this side sends) retires the last ones cleanly.
+#include "pxfer/client/layer.hpp"
 #include <cstdint>
 #include <functional>
 #include <vector>
 
 #include "net/connection.hpp"
-#include "pxfer/progress_listener.hpp"
-#include "pxfer/stream_controller.hpp"
-#include "transfer/transfer.hpp"
+#include "pxfer/engine/progress_listener.hpp"
+#include "pxfer/core/stream_controller.hpp"
+#include "engine/transfer.hpp"
 
 namespace pxfer {
 

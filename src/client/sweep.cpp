@@ -9,8 +9,8 @@
 
 #include "connect.hpp"
 #include "net/frame_io.hpp"
-#include "pxfer/error.hpp"
-#include "pxfer/sweep.hpp"
+#include "pxfer/common/error.hpp"
+#include "pxfer/client/sweep.hpp"
 
 namespace pxfer {
 namespace fs = std::filesystem;

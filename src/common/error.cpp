@@ -1,4 +1,4 @@
-#include "pxfer/error.hpp"
+#include "pxfer/common/error.hpp"
 
 #include <cerrno>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "pxfer/interruption.hpp"
+#include "pxfer/common/interruption.hpp"
 
 #include <atomic>
 

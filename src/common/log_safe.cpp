@@ -1,4 +1,4 @@
-#include "pxfer/log_safe.hpp"
+#include "pxfer/common/log_safe.hpp"
 
 #include <cstdint>
 

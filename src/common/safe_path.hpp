@@ -1,22 +1,15 @@
 #pragma once
-// The client's side of path confinement: a server is not trusted to name local files. Every
-// path it sends (a LISTING entry that a get -r turns into a local file or directory) is checked
-// as strictly as pxferd checks the paths clients send it.
+// Path confinement's rule for a relative name that the other end sent: the client checks each
+// LISTING entry with it (client/listing_check.hpp) as strictly as pxferd checks client paths.
+#include "pxfer/common/layer.hpp"
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
-
-#include "wire/wire.hpp"
 
 namespace pxfer {
 
 // Why `path` may not name something below a local target directory, or nullopt when it may:
 // empty, absolute, an empty, "." or ".." component, a NUL byte or another control character.
 std::optional<std::string> unsafe_path_reason(std::string_view path);
-
-// Checks every entry of a LIST reply for a get -r: only a listing of one file may have an empty
-// path. Throws Error(permission) naming the server and the first unsafe path (escaped).
-void check_listing(const std::vector<wire::ListEntry>& entries, const std::string& server);
 
 }  // namespace pxfer

@@ -1,4 +1,4 @@
-#include "pxfer/units.hpp"
+#include "pxfer/common/units.hpp"
 
 #include <cctype>
 #include <charconv>

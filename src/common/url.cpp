@@ -1,4 +1,4 @@
-#include "pxfer/url.hpp"
+#include "pxfer/common/url.hpp"
 
 #include <charconv>
 

@@ -1,4 +1,4 @@
-#include "pxfer/doctor.hpp"
+#include "pxfer/core/doctor.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "pxfer/units.hpp"
+#include "pxfer/common/units.hpp"
 
 namespace pxfer {
 namespace {

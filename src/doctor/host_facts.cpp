@@ -1,6 +1,6 @@
 // HostSettings as key/value entries (the INFO frame carries them): pure, beside the doctor that
 // reads them; reading this host's settings is I/O (src/net/host_settings.cpp).
-#include "pxfer/host_facts.hpp"
+#include "pxfer/core/host_facts.hpp"
 
 #include <sstream>
 

@@ -10,12 +10,13 @@
 //              their data written), rename each onto its final name, fsync each directory once.
 // A partial file never appears under its final name, and nothing is reported done before its
 // name is durable. A group dropped without commit() removes its temporaries, as a FileSink does.
+#include "pxfer/io/layer.hpp"
 #include <cstddef>
 #include <memory>
 #include <optional>
 #include <vector>
 
-#include "pxfer/error.hpp"
+#include "pxfer/common/error.hpp"
 #include "io/file_io.hpp"
 
 namespace pxfer {

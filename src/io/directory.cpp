@@ -6,7 +6,7 @@
 
 #include <cerrno>
 
-#include "pxfer/error.hpp"
+#include "pxfer/common/error.hpp"
 #include "io/file_io.hpp"
 #include "io/tree.hpp"
 

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "pxfer/error.hpp"
+#include "pxfer/common/error.hpp"
 #include "io/file_io.hpp"
 #include "io/stored_checksum.hpp"
 

@@ -1,6 +1,7 @@
 #pragma once
 // Files at both ends of a transfer: the source read at offsets, and the sink written at offsets
 // into a preallocated temporary file that only becomes the final name after it was verified.
+#include "pxfer/io/layer.hpp"
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -9,8 +10,8 @@
 #include <span>
 #include <string>
 
-#include "pxfer/checksum.hpp"
-#include "pxfer/rate_pacer.hpp"
+#include "pxfer/core/checksum.hpp"
+#include "pxfer/core/rate_pacer.hpp"
 #include "io/resume_journal.hpp"
 #include "io/space_reservation.hpp"
 

@@ -16,9 +16,9 @@
 #include <random>
 #include <map>
 
-#include "pxfer/clock.hpp"
-#include "pxfer/emulated_disk.hpp"
-#include "pxfer/error.hpp"
+#include "pxfer/core/clock.hpp"
+#include "pxfer/io/emulated_disk.hpp"
+#include "pxfer/common/error.hpp"
 #include "io/file_io.hpp"
 #include "io/stored_checksum.hpp"
 

@@ -4,7 +4,7 @@
 
 #include <cerrno>
 
-#include "pxfer/error.hpp"
+#include "pxfer/common/error.hpp"
 #include "io/file_io.hpp"
 
 namespace pxfer {

@@ -9,6 +9,7 @@
 // and guarded() reports it, and the sender fails the transfer as the pread path does ("source
 // file shrank"). The kernel's own reads (send(2) from the mapping) do not signal; they fail with
 // EFAULT, which the sender also turns into the source check.
+#include "pxfer/io/layer.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <optional>

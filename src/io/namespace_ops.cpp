@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "pxfer/error.hpp"
+#include "pxfer/common/error.hpp"
 #include "scoped_fd.hpp"
 
 namespace pxfer {

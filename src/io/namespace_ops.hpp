@@ -2,6 +2,7 @@
 // The namespace requests below an export root that are not transfers: STAT, RENAME and
 // REMOVE_TREE (pxfer stat / mv / rm -r, the gfal2 plugin). Like io/tree.hpp, everything goes
 // through descriptors opened beneath the root, and no symlink is ever followed.
+#include "pxfer/io/layer.hpp"
 #include <string>
 #include <vector>
 

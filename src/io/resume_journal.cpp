@@ -15,7 +15,7 @@
 #include <ctime>
 #include <string_view>
 
-#include "pxfer/error.hpp"
+#include "pxfer/common/error.hpp"
 
 namespace pxfer {
 namespace {

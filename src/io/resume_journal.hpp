@@ -7,6 +7,7 @@
 // after a power loss a record whose block did not reach the disk is caught when the block is
 // read back and its Adler-32 compared on resume. The file is locked (flock) while a receiver
 // uses it, so two receivers never share one partial file.
+#include "pxfer/io/layer.hpp"
 #include <atomic>
 #include <cstdint>
 #include <optional>

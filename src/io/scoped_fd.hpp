@@ -1,6 +1,7 @@
 #pragma once
 // Owns a file descriptor for the length of a scope (the io layer's walks and namespace work open
 // directories by descriptor, never by path, and close them on every way out).
+#include "pxfer/io/layer.hpp"
 #include <unistd.h>
 
 namespace pxfer {

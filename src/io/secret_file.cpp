@@ -1,4 +1,4 @@
-#include "pxfer/secret_file.hpp"
+#include "pxfer/io/secret_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <random>
 
-#include "pxfer/error.hpp"
+#include "pxfer/common/error.hpp"
 
 namespace pxfer {
 

@@ -21,6 +21,7 @@
 // that the reservation and the sender need: the first attempt at reserving in steps, without this
 // gate, cost more CPU than it saved (section 6). A writer waiting for the gate sleeps, and a step
 // is never taken while a writer waits.
+#include "pxfer/io/layer.hpp"
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -28,7 +29,7 @@
 #include <string>
 #include <thread>
 
-#include "pxfer/limits.hpp"
+#include "pxfer/core/limits.hpp"
 
 namespace pxfer {
 

@@ -11,12 +11,13 @@
 // told (no xattr support, a read-only export, too little permission), nothing is stored and the
 // checksum is computed as before. A stale value could only ever fail a transfer (the receiver
 // computes its own and compares), never let wrong bytes pass.
+#include "pxfer/io/layer.hpp"
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
-#include "pxfer/checksum.hpp"
+#include "pxfer/core/checksum.hpp"
 
 namespace pxfer {
 

@@ -7,7 +7,7 @@
 
 #include <cerrno>
 
-#include "pxfer/error.hpp"
+#include "pxfer/common/error.hpp"
 #include "scoped_fd.hpp"
 
 namespace pxfer {

@@ -1,6 +1,7 @@
 #pragma once
 // Directory trees below an export root, for LIST and MKDIR: walked and created through
 // descriptors, never following a symlink, so nothing outside the root is ever reached.
+#include "pxfer/io/layer.hpp"
 #include <memory>
 #include <optional>
 #include <string>

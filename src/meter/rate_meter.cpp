@@ -1,4 +1,4 @@
-#include "pxfer/rate_meter.hpp"
+#include "pxfer/core/rate_meter.hpp"
 
 #include <cstdio>
 

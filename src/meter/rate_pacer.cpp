@@ -1,4 +1,4 @@
-#include "pxfer/rate_pacer.hpp"
+#include "pxfer/core/rate_pacer.hpp"
 
 #include <algorithm>
 

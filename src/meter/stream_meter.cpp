@@ -1,4 +1,4 @@
-#include "pxfer/stream_meter.hpp"
+#include "pxfer/core/stream_meter.hpp"
 
 namespace pxfer {
 

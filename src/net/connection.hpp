@@ -1,6 +1,7 @@
 #pragma once
 // A byte stream to the peer (control or data). Plain TCP now; TLS implements the same interface,
 // so framing and the engine never know which one they talk through.
+#include "pxfer/io/layer.hpp"
 #include <atomic>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>

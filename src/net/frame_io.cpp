@@ -2,7 +2,7 @@
 
 #include <array>
 
-#include "pxfer/limits.hpp"
+#include "pxfer/core/limits.hpp"
 #include "quiet_wait.hpp"
 #include "race.hpp"
 

@@ -1,12 +1,13 @@
 #pragma once
 // Frames over a Connection: read and write whole messages, turning a peer's ERROR frame and
 // unexpected frames into pxfer::Error.
+#include "pxfer/io/layer.hpp"
 #include <chrono>
 #include <optional>
 
 #include "connection.hpp"
-#include "pxfer/error.hpp"
-#include "pxfer/log_safe.hpp"
+#include "pxfer/common/error.hpp"
+#include "pxfer/common/log_safe.hpp"
 #include "wire/wire.hpp"
 
 namespace pxfer::net {

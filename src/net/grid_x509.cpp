@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <memory>
 
-#include "pxfer/error.hpp"
+#include "pxfer/common/error.hpp"
 
 namespace pxfer::net {
 namespace {

@@ -5,6 +5,7 @@
 // its issuer's, signatures, dates, proxy path length); this file adds what grid sites expect of
 // CRLs (checked for every certificate whose CA publishes one, not required of CAs that do not)
 // and names the user by the end-entity certificate's DN, never by a proxy's.
+#include "pxfer/io/layer.hpp"
 #include <openssl/x509.h>
 
 #include <string>

@@ -1,7 +1,8 @@
 #pragma once
 // Reads this host's TCP settings (pxfer/host_facts.hpp) from /proc/sys; the server sends its own in
 // an INFO frame.
-#include "pxfer/host_facts.hpp"
+#include "pxfer/io/layer.hpp"
+#include "pxfer/core/host_facts.hpp"
 
 namespace pxfer {
 

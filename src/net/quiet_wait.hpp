@@ -3,6 +3,7 @@
 // coroutine frame above it, once per small file (docs/performance.md section 5). For the
 // watchers that run beside a transfer (heartbeat, stall watch, STATS, rate lines, a read's
 // deadline) and are cancelled by net::first_of when the work they watch ends.
+#include "pxfer/io/layer.hpp"
 #include <boost/asio/error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>

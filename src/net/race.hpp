@@ -4,6 +4,7 @@
 // ends, a timer) and its && throws multiple_exceptions when the branch it cancels fails too,
 // hiding the cause. These end on the first completion, or the first failure, and rethrow the
 // failure that came first.
+#include "pxfer/io/layer.hpp"
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/this_coro.hpp>

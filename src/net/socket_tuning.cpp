@@ -9,9 +9,9 @@
 
 #include <fstream>
 
-#include "pxfer/error.hpp"
-#include "pxfer/socket_tuning.hpp"
-#include "pxfer/units.hpp"
+#include "pxfer/common/error.hpp"
+#include "pxfer/io/socket_tuning.hpp"
+#include "pxfer/common/units.hpp"
 
 namespace pxfer {
 namespace {

@@ -2,6 +2,7 @@
 // The byte loops shared by every Connection over an Asio stream (plain TCP, TLS): reads and
 // writes cut into 1 MiB pieces so progress counters (rate lines) move smoothly even with 16 MiB
 // blocks. `lost` turns an error code into the connection's own pxfer::Error.
+#include "pxfer/io/layer.hpp"
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/use_awaitable.hpp>

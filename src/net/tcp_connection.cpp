@@ -6,7 +6,7 @@
 
 #include "connection.hpp"
 #include "stream_io.hpp"
-#include "pxfer/error.hpp"
+#include "pxfer/common/error.hpp"
 
 namespace pxfer::net {
 namespace {

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "grid_x509.hpp"
-#include "pxfer/error.hpp"
+#include "pxfer/common/error.hpp"
 #include "race.hpp"
 #include "tls_engine.hpp"
 

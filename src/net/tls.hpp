@@ -3,6 +3,7 @@
 // settings) behind the same net::Connection interface as plain TCP, the contexts both ends build,
 // and certificate fingerprints.
 // Only this header's users see OpenSSL types by name; Asio's SSL headers stay in tls.cpp.
+#include "pxfer/io/layer.hpp"
 #include <array>
 #include <cstdint>
 #include <memory>

@@ -9,6 +9,7 @@
 // read and one write in flight, never two OpenSSL calls at once. Records that a read produces
 // (TLS 1.3 post-handshake messages) are sent by that read unless a write is sending, which then
 // sends them after its own.
+#include "pxfer/io/layer.hpp"
 #include <openssl/ssl.h>
 
 #include <boost/asio/steady_timer.hpp>

@@ -1,6 +1,7 @@
 #pragma once
 // Cuts a file into blocks and hands them out to streams from one shared queue, so a slow stream
 // never holds the file back; tracks which blocks the receiver acknowledged. Thread-safe. No I/O.
+#include "pxfer/core/layer.hpp"
 #include <cstdint>
 #include <deque>
 #include <mutex>

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "pxfer/stream_count.hpp"
+#include "pxfer/core/stream_count.hpp"
 #include <tuple>
 
 namespace pxfer::server {

@@ -12,6 +12,7 @@
 // - Fairness: among waiting clients, the one served least recently goes first (a client never
 //   served yet before everyone else); within a client, first come first served. One client with
 //   100 files waiting does not hold back another client's single file.
+#include "pxfer/core/layer.hpp"
 #include <chrono>
 #include <cstdint>
 #include <map>

@@ -1,7 +1,7 @@
 // The --auto controller: pure arithmetic on the counters the batch runner passes in.
-#include "pxfer/auto_controller.hpp"
-#include "pxfer/limits.hpp"
-#include "pxfer/stream_count.hpp"
+#include "pxfer/core/auto_controller.hpp"
+#include "pxfer/core/limits.hpp"
+#include "pxfer/core/stream_count.hpp"
 
 #include <algorithm>
 #include <cmath>

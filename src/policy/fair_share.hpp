@@ -5,6 +5,7 @@
 // start another only while more than `kept_free` workers stay free: those few are kept for an
 // identity with nothing running, so two identities' long SUMs never make a third one's LIST wait
 // for them to end (issue 34: it waited 33.8 s).
+#include "pxfer/core/layer.hpp"
 #include <cstddef>
 #include <deque>
 #include <map>

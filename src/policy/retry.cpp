@@ -1,6 +1,6 @@
-#include "pxfer/retry.hpp"
+#include "pxfer/core/retry.hpp"
 
-#include "pxfer/interruption.hpp"
+#include "pxfer/common/interruption.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // -p auto: the phase arithmetic of pxfer/stream_controller.hpp.
-#include "pxfer/stream_controller.hpp"
+#include "pxfer/core/stream_controller.hpp"
 
 #include <algorithm>
 #include <cmath>

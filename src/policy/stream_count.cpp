@@ -1,5 +1,5 @@
 // The stream count: pure arithmetic on what each caller knows (pxfer/stream_count.hpp).
-#include "pxfer/stream_count.hpp"
+#include "pxfer/core/stream_count.hpp"
 
 #include <algorithm>
 #include <charconv>

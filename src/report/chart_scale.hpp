@@ -1,6 +1,7 @@
 #pragma once
 // Axis arithmetic for the report's charts: "nice" ticks (1, 2, 5 x 10^n) and a unit per axis
 // chosen so that the tick labels stay short. Pure.
+#include "pxfer/core/layer.hpp"
 #include <string>
 #include <vector>
 

@@ -2,7 +2,7 @@
 // `pxfer report`.
 #include <nlohmann/json.hpp>
 
-#include "pxfer/doctor.hpp"
+#include "pxfer/core/doctor.hpp"
 #include "pxfer/version.hpp"
 
 namespace pxfer {

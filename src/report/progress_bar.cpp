@@ -1,11 +1,11 @@
-#include "pxfer/progress_bar.hpp"
+#include "pxfer/core/progress_bar.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <vector>
 
-#include "pxfer/units.hpp"
+#include "pxfer/common/units.hpp"
 
 namespace pxfer {
 namespace {

@@ -3,7 +3,7 @@
 #include <map>
 #include <set>
 
-#include "pxfer/report_html.hpp"
+#include "pxfer/core/report_html.hpp"
 #include "report/svg_chart.hpp"
 
 namespace pxfer::report {

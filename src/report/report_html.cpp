@@ -1,10 +1,10 @@
 // The report page: a header saying what was measured, then the charts, all inline.
-#include "pxfer/report_html.hpp"
+#include "pxfer/core/report_html.hpp"
 
 #include <cstdio>
 
 #include "report/svg_chart.hpp"
-#include "pxfer/units.hpp"
+#include "pxfer/common/units.hpp"
 
 namespace pxfer::report {
 namespace {

@@ -2,7 +2,7 @@
 // "put -p 4 -w 1M"), then the input's name where the options are the same.
 #include <map>
 
-#include "pxfer/report_model.hpp"
+#include "pxfer/core/report_model.hpp"
 
 namespace pxfer::report {
 namespace {

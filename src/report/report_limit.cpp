@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <map>
 
-#include "pxfer/report_html.hpp"
-#include "pxfer/transfer_limit.hpp"
+#include "pxfer/core/report_html.hpp"
+#include "pxfer/core/transfer_limit.hpp"
 #include "report/svg_draw.hpp"
 
 namespace pxfer::report {

@@ -2,9 +2,9 @@
 // version does not know are skipped so that reports keep working on newer output.
 #include <nlohmann/json.hpp>
 
-#include "pxfer/error.hpp"
-#include "pxfer/report_model.hpp"
-#include "pxfer/units.hpp"
+#include "pxfer/common/error.hpp"
+#include "pxfer/core/report_model.hpp"
+#include "pxfer/common/units.hpp"
 
 namespace pxfer::report {
 namespace {

@@ -3,6 +3,7 @@
 // chart and a heatmap. Plain strings out, nothing fetched: the page opens offline. Colours are the
 // Okabe-Ito palette (told apart by colour-blind readers) and every series also has its own dash
 // pattern and marker, so a grey-scale print still tells them apart.
+#include "pxfer/core/layer.hpp"
 #include <string>
 #include <utility>
 #include <vector>

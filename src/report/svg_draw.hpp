@@ -1,5 +1,6 @@
 #pragma once
 // Drawing helpers shared by the SVG charts (private to src/report).
+#include "pxfer/core/layer.hpp"
 #include <string>
 #include <utility>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "pxfer/transfer_limit.hpp"
+#include "pxfer/core/transfer_limit.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -1,6 +1,7 @@
 #pragma once
 // pxferd's accounting line: one logfmt line per transfer that ends (ok, failed or refused), with
 // stable keys (docs/operations.md) that log shippers and scripts can rely on. Pure formatting.
+#include "pxfer/server/layer.hpp"
 #include <cstdint>
 #include <string>
 #include <string_view>

@@ -4,8 +4,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "pxfer/error.hpp"
-#include "pxfer/rate_meter.hpp"
+#include "pxfer/common/error.hpp"
+#include "pxfer/core/rate_meter.hpp"
 
 namespace pxfer::server {
 

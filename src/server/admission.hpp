@@ -4,6 +4,7 @@
 // this wraps them for coroutines: a transfer waits for its grant, hearing its position about once
 // a second, until it is admitted or its queue timeout runs out. Brownouts come from everything
 // starting at once: this is the valve.
+#include "pxfer/server/layer.hpp"
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>

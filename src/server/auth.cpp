@@ -13,8 +13,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "pxfer/error.hpp"
-#include "pxfer/secret_file.hpp"
+#include "pxfer/common/error.hpp"
+#include "pxfer/io/secret_file.hpp"
 #include "voms_attributes.hpp"
 
 namespace pxfer::server {

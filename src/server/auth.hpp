@@ -2,6 +2,7 @@
 // pxferd's client authentication and authorisation, without sockets: the tokens file (one
 // identity a line, the token stored as a salted SHA-256), the access file (identity -> export
 // subpaths with ro/rw) and the check of a request path against an identity's grants.
+#include "pxfer/server/layer.hpp"
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -4,6 +4,7 @@
 // nothing. A session already logged in is held to the new files too (issue 34): a reload ends the
 // sessions of a credential it revoked (live_sessions.hpp), and a session whose rights it narrowed
 // meets them from its next request (Authenticator::recheck).
+#include "pxfer/server/layer.hpp"
 #include <atomic>
 #include <cstdint>
 #include <memory>

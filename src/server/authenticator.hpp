@@ -4,6 +4,7 @@
 // and the check of each request's path. The tokens and access files can be replaced while the
 // server runs (reload): the sessions of a revoked credential end, the others are held to the new
 // files from their next request (issue 34).
+#include "pxfer/server/layer.hpp"
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -15,8 +16,8 @@
 #include "bearer_token.hpp"
 #include "live_sessions.hpp"
 #include "net/connection.hpp"
-#include "pxfer/error.hpp"
-#include "pxfer/server.hpp"
+#include "pxfer/common/error.hpp"
+#include "pxfer/server/server.hpp"
 #include "wire/wire.hpp"
 
 namespace pxfer::server {

@@ -7,7 +7,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "pxfer/error.hpp"
+#include "pxfer/common/error.hpp"
 
 namespace pxfer::server {
 namespace {

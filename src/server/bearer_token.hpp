@@ -4,6 +4,7 @@
 // with an RSA key, ES256/384/512 with an EC key: libjwt checks it, after this file refused `none`,
 // HMAC and any algorithm the key cannot have made); exp, nbf, iat and aud as the WLCG Common JWT
 // Profile says; the storage.* scopes become grants below the issuer's base path.
+#include "pxfer/server/layer.hpp"
 #include <chrono>
 #include <string>
 #include <vector>

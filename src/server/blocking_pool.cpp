@@ -8,7 +8,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "pxfer/limits.hpp"
+#include "pxfer/core/limits.hpp"
 
 namespace pxfer::server {
 namespace {

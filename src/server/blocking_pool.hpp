@@ -3,6 +3,7 @@
 // could sit on a slow disk) runs here, on a few threads of its own, never on the threads that
 // run the network: one client's expensive request must not delay another client's handshake.
 // The coroutine that asked waits for the result and resumes on its own executor.
+#include "pxfer/server/layer.hpp"
 #include <condition_variable>
 #include <functional>
 #include <map>

@@ -8,9 +8,9 @@
 #include "auth_tables.hpp"
 #include "grid_auth.hpp"
 #include "net/grid_x509.hpp"
-#include "pxfer/error.hpp"
-#include "pxfer/server.hpp"
-#include "pxfer/server_admin.hpp"
+#include "pxfer/common/error.hpp"
+#include "pxfer/server/server.hpp"
+#include "pxfer/server/server_admin.hpp"
 #include "token_issuers.hpp"
 
 namespace pxfer {

@@ -13,11 +13,11 @@
 #include "auth_tables.hpp"
 #include "token_issuers.hpp"
 #include "tpc_peers.hpp"
-#include "pxfer/error.hpp"
+#include "pxfer/common/error.hpp"
 #include "io/file_io.hpp"
-#include "pxfer/server.hpp"
-#include "pxfer/secret_file.hpp"
-#include "pxfer/server_admin.hpp"
+#include "pxfer/server/server.hpp"
+#include "pxfer/io/secret_file.hpp"
+#include "pxfer/server/server_admin.hpp"
 
 namespace pxfer {
 namespace {

@@ -11,7 +11,7 @@
 #include "io/tree.hpp"
 #include "net/frame_io.hpp"
 #include "net/host_settings.hpp"
-#include "pxfer/limits.hpp"
+#include "pxfer/core/limits.hpp"
 #include "pxfer/version.hpp"
 
 namespace pxfer::server {

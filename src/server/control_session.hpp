@@ -3,6 +3,7 @@
 // session (version check, AUTH, then requests until the client leaves or idles out); ATTACH hands
 // a data stream to the transfer service. Each request type has one handler that authorizes and
 // answers it; the session dispatches with one std::visit.
+#include "pxfer/server/layer.hpp"
 #include <atomic>
 #include <memory>
 
@@ -12,7 +13,7 @@
 #include "metrics.hpp"
 #include "net/connection.hpp"
 #include "io/file_io.hpp"
-#include "pxfer/server.hpp"
+#include "pxfer/server/server.hpp"
 #include "tpc_service.hpp"
 #include "transfer_service.hpp"
 

@@ -9,7 +9,7 @@
 #include <optional>
 
 #include "net/frame_io.hpp"
-#include "pxfer/limits.hpp"
+#include "pxfer/core/limits.hpp"
 #include "transfer_service.hpp"
 
 namespace pxfer::server {

@@ -2,6 +2,7 @@
 // A connection whose first frame was ATTACH: a data stream joining its transfer (and, once its
 // stream ended cleanly, the same client's next ones), or a small-file channel joining its control
 // session (transfer/small_channel.hpp).
+#include "pxfer/server/layer.hpp"
 #include <memory>
 
 #include "control_session.hpp"

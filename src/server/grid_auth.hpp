@@ -2,6 +2,7 @@
 // The rights of grid identities (docs/grid.md): an X.509 user by DN and VOMS FQANs, a WLCG token
 // by its storage scopes and by `token:SUBJECT@ISSUER` / `group:/GROUP` lines of the access file.
 // Both fail closed: no matching line and no scope, no access.
+#include "pxfer/server/layer.hpp"
 #include <string>
 
 #include "auth_tables.hpp"

@@ -2,6 +2,7 @@
 // A Prometheus histogram with fixed bucket bounds: lock-free to observe (one atomic add per
 // bucket that holds the value, and one to the sum), read whole when scraped. The counts are
 // cumulative as the exposition format wants them: bucket i counts observations <= bounds[i].
+#include "pxfer/server/layer.hpp"
 #include <array>
 #include <atomic>
 #include <cstdint>

@@ -17,8 +17,8 @@
 #include <memory>
 
 #include "net/tls.hpp"
-#include "pxfer/error.hpp"
-#include "pxfer/secret_file.hpp"
+#include "pxfer/common/error.hpp"
+#include "pxfer/io/secret_file.hpp"
 
 namespace pxfer::server {
 namespace {
@@ -141,7 +141,7 @@ ServerIdentity load_or_create_identity(const std::string& cert_file, const std::
 }  // namespace pxfer::server
 
 #include "auth.hpp"
-#include "pxfer/server_admin.hpp"
+#include "pxfer/server/server_admin.hpp"
 #include "token_admin.hpp"
 
 namespace pxfer {

@@ -1,6 +1,7 @@
 #pragma once
 // pxferd's certificate: the operator's (--cert/--key), or a self-signed one made on first start
 // in the state directory.
+#include "pxfer/server/layer.hpp"
 #include <string>
 
 namespace pxfer::server {

@@ -14,8 +14,8 @@
 #include <spdlog/spdlog.h>
 
 #include "net/race.hpp"
-#include "pxfer/error.hpp"
-#include "pxfer/limits.hpp"
+#include "pxfer/common/error.hpp"
+#include "pxfer/core/limits.hpp"
 
 namespace pxfer::server {
 namespace {

@@ -6,6 +6,7 @@
 // (Connection::logged_in) is the first to go when room is needed: at a quota, or past
 // limits::max_connections_logging_in, the oldest such connection is closed so that the new one
 // can come in (issue 34: idle connections from a few addresses locked every client out).
+#include "pxfer/server/layer.hpp"
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <functional>
@@ -19,8 +20,8 @@
 #include "net/connection.hpp"
 #include "metrics.hpp"
 #include "net/tls.hpp"
-#include "pxfer/rate_meter.hpp"
-#include "pxfer/server.hpp"
+#include "pxfer/core/rate_meter.hpp"
+#include "pxfer/server/server.hpp"
 
 namespace pxfer::server {
 

@@ -9,7 +9,7 @@
 #include "authenticator.hpp"
 #include "control_session.hpp"
 #include "net/frame_io.hpp"
-#include "pxfer/limits.hpp"
+#include "pxfer/core/limits.hpp"
 
 namespace pxfer::server {
 

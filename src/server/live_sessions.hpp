@@ -4,6 +4,7 @@
 // writing until it left. On reload each registered session's callback runs; the session decides
 // (Authenticator::recheck) and, when its credential was revoked, it is told so and closed within
 // limits::revoked_session_close, its running transfer failing with that reason.
+#include "pxfer/server/layer.hpp"
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -11,7 +12,7 @@
 #include <mutex>
 
 #include "net/connection.hpp"
-#include "pxfer/error.hpp"
+#include "pxfer/common/error.hpp"
 
 namespace pxfer::server {
 

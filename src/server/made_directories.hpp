@@ -6,6 +6,7 @@
 // Nothing is ever replaced because of it: the final renameat2(RENAME_NOREPLACE) refuses a name that
 // is taken, whoever took it and whenever. So a directory removed and made again by someone else
 // under the same name costs only a later refusal, and the set is remembered by name.
+#include "pxfer/server/layer.hpp"
 #include <cstddef>
 #include <mutex>
 #include <string>

@@ -4,6 +4,7 @@
 // ends or is refused, authentication fails, a TLS handshake fails); the bytes of running
 // transfers are counted in as they move (each scrape credits what moved since the last one);
 // gauges (admission slots, queue, connections) are read from the server when scraped.
+#include "pxfer/server/layer.hpp"
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -15,7 +16,7 @@
 #include <string>
 
 #include "histogram.hpp"
-#include "pxfer/error.hpp"
+#include "pxfer/common/error.hpp"
 
 namespace pxfer::server {
 

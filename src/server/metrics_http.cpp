@@ -14,9 +14,9 @@
 #include <thread>
 
 #include "net/connection.hpp"
-#include "pxfer/error.hpp"
-#include "pxfer/limits.hpp"
-#include "pxfer/metrics_endpoint.hpp"
+#include "pxfer/common/error.hpp"
+#include "pxfer/core/limits.hpp"
+#include "pxfer/server/metrics_endpoint.hpp"
 
 namespace pxfer {
 

@@ -1,6 +1,7 @@
 #pragma once
 // The process_* metrics every Prometheus client library exports (prometheus.io "Writing client
 // libraries", standard and runtime collectors), read from /proc/self on each scrape.
+#include "pxfer/server/layer.hpp"
 #include <string>
 
 namespace pxfer::server {

@@ -3,7 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "auth_tables.hpp"
-#include "pxfer/error.hpp"
+#include "pxfer/common/error.hpp"
 
 namespace pxfer::server {
 namespace {

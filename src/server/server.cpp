@@ -1,6 +1,6 @@
 // pxferd's wiring: the export root, the server's TLS identity, authentication, admission, the
 // transfer service and the listener, on one io_context; run, stop and reload.
-#include "pxfer/server.hpp"
+#include "pxfer/server/server.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -26,9 +26,9 @@
 #include "listener.hpp"
 #include "metrics.hpp"
 #include "net/tls.hpp"
-#include "pxfer/clock.hpp"
-#include "pxfer/error.hpp"
-#include "pxfer/limits.hpp"
+#include "pxfer/core/clock.hpp"
+#include "pxfer/common/error.hpp"
+#include "pxfer/core/limits.hpp"
 #include "io/file_io.hpp"
 #include "io/resume_journal.hpp"
 #include "transfer_service.hpp"
@@ -44,7 +44,7 @@ net::ServerTlsConfig server_tls_config(const server::ServerIdentity& identity, c
 }  // namespace
 
 struct Server::Impl {
-  explicit Impl(ServerOptions opt)
+  Impl(ServerOptions opt, PeerCopier copier)
       : options(std::move(opt)),
         root(Directory::open_root(options.root, true)),
         auth(options),
@@ -54,6 +54,7 @@ struct Server::Impl {
         slow_requests(std::max(1u, options.max_slow_requests_per_identity)),
         opening(std::max(1u, options.open_threads)),
         transfers(options, root, admission, metrics, opening),
+        tpc(options, root, admission, std::move(copier)),
         identity(server::load_or_create_identity(options.cert_file, options.key_file, options.state_dir)),
         tls(net::make_server_tls(server_tls_config(identity, options))) {
     // Refuse to serve without client authentication before the port is bound.
@@ -147,7 +148,7 @@ struct Server::Impl {
   server::IdentityGate slow_requests;
   server::BlockingPool opening;      // a transfer's file open, apart from SUM and LIST
   server::TransferService transfers;
-  server::TpcService tpc{options, root, admission};
+  server::TpcService tpc;
   server::ServerIdentity identity;
   net::TlsContextPtr tls;
   std::atomic<bool> stopping{false};
@@ -162,7 +163,8 @@ struct Server::Impl {
                                         slow_requests, tpc};
 };
 
-Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Server::Server(ServerOptions options, PeerCopier copier)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(copier))) {}
 
 Server::~Server() = default;
 

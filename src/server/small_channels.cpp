@@ -4,7 +4,7 @@
 
 #include "net/frame_io.hpp"
 #include "net/tls.hpp"
-#include "pxfer/socket_tuning.hpp"
+#include "pxfer/io/socket_tuning.hpp"
 
 namespace pxfer::server {
 

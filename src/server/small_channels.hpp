@@ -4,13 +4,14 @@
 // connection that proves it is handed to that session, which reads its puts' bytes from it and
 // writes its gets' bytes to it, and closes it when the session ends. A channel is joined once:
 // a second ATTACH with the same token, proven or not, is refused and closed.
+#include "pxfer/server/layer.hpp"
 #include <map>
 #include <memory>
 #include <mutex>
 
 #include "checksum/block_mac.hpp"
 #include "net/connection.hpp"
-#include "transfer/small_channel.hpp"
+#include "engine/small_channel.hpp"
 #include "wire/wire.hpp"
 
 namespace pxfer::server {

@@ -13,7 +13,7 @@
 #include "accounting.hpp"
 #include "io/commit_group.hpp"
 #include "io/stored_checksum.hpp"
-#include "pxfer/checksum.hpp"
+#include "pxfer/core/checksum.hpp"
 #include "transfer_service.hpp"
 
 namespace pxfer::server {

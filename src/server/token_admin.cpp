@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include "auth.hpp"
-#include "pxfer/error.hpp"
-#include "pxfer/secret_file.hpp"
+#include "pxfer/common/error.hpp"
+#include "pxfer/io/secret_file.hpp"
 
 namespace pxfer::server {
 namespace {

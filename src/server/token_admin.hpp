@@ -2,6 +2,7 @@
 // The tokens file as an administrator edits it (pxferd token create / list / revoke). Every
 // command opens the file with O_NOFOLLOW and locks it: a symlink planted at its name is refused,
 // never followed, and two commands at once run one after the other.
+#include "pxfer/server/layer.hpp"
 #include <functional>
 #include <string>
 #include <vector>

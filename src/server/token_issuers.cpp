@@ -9,7 +9,7 @@
 #include <sstream>
 #include <toml++/toml.h>
 
-#include "pxfer/error.hpp"
+#include "pxfer/common/error.hpp"
 
 namespace pxfer::server {
 namespace {

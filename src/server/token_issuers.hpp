@@ -7,6 +7,7 @@
 //   url = "https://wlcg.cloud.cnaf.infn.it/"   # the iss claim, exactly
 //   base_path = "/atlas"                       # scope paths are below this export subpath
 //   key_file = "/etc/pxferd/cnaf-keys.pem"     # the issuer's public keys, PEM
+#include "pxfer/server/layer.hpp"
 #include <string>
 
 #include "bearer_token.hpp"

@@ -3,7 +3,7 @@
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
-#include "pxfer/error.hpp"
+#include "pxfer/common/error.hpp"
 
 namespace pxfer::server {
 namespace {

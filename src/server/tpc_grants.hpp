@@ -2,6 +2,7 @@
 // Third-party copy on the passive server: the one-time grants it hands a steering client, redeemed
 // by the peer server as its AUTH token, and the gate that keeps a session logged in with one to
 // the single OPEN it names. No sockets: unit-tested with made-up clocks.
+#include "pxfer/server/layer.hpp"
 #include <chrono>
 #include <cstddef>
 #include <map>
@@ -10,7 +11,7 @@
 #include <string>
 
 #include "authenticator.hpp"
-#include "pxfer/clock.hpp"
+#include "pxfer/core/clock.hpp"
 #include "wire/wire.hpp"
 
 namespace pxfer::server {

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cctype>
 
-#include "pxfer/error.hpp"
-#include "pxfer/url.hpp"
+#include "pxfer/common/error.hpp"
+#include "pxfer/common/url.hpp"
 
 namespace pxfer::server {
 namespace {

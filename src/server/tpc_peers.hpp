@@ -6,6 +6,7 @@
 // the pxfer port (7521) only: a client cannot aim the server at another service of an allowed host
 // and learn from the error whether something listens there (issue 34); ":*" is the operator's
 // explicit choice of every port. No sockets: the caller resolves, this only judges.
+#include "pxfer/server/layer.hpp"
 #include <cstdint>
 #include <optional>
 #include <string>

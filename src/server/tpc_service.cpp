@@ -16,10 +16,11 @@
 #include <spdlog/spdlog.h>
 
 #include "net/frame_io.hpp"
-#include "pxfer/client.hpp"
-#include "pxfer/log_safe.hpp"
+#include "net/tls.hpp"
+#include "pxfer/engine/peer_copy.hpp"
+#include "pxfer/common/log_safe.hpp"
 #include "accounting.hpp"
-#include "pxfer/stream_count.hpp"
+#include "pxfer/core/stream_count.hpp"
 #include "transfer_service.hpp"
 
 namespace pxfer::server {
@@ -28,7 +29,7 @@ namespace {
 namespace asio = boost::asio;
 using net::awaitable;
 
-// The copy runs on a thread of its own (a ClientSession blocks its caller and has its own
+// The copy runs on a thread of its own (the client's session blocks its caller and has its own
 // io_context): these are what the thread and the session's coroutine share.
 struct CopyRun : ProgressListener {
   std::atomic<std::uint64_t> bytes{0};
@@ -54,14 +55,14 @@ struct CopyRun : ProgressListener {
     aborted = true;
     if (session) session->abort();
   }
-  void attach(ClientSession* s) {
+  void attach(PeerCopy* s) {
     std::lock_guard lock(mutex);
     session = s;
     if (session && aborted) session->abort();
   }
   std::mutex mutex;
   std::vector<wire::StreamFigures> streams;  // the sending side's, with open_want_stats
-  ClientSession* session = nullptr;
+  PeerCopy* session = nullptr;
   bool aborted = false;
 };
 
@@ -171,20 +172,20 @@ Error unproven_peer(const Url& target) {
                                   " is not a pxfer server with the fingerprint given, or refused the connection (third-party copy)");
 }
 
-void launch(std::shared_ptr<CopyRun> run, const ClientOptions& options, const ClientSecurity& security, const Url& target,
-            const std::string& local, bool push, int source_fd) {
-  std::thread([run, options, security, target, local, push, source_fd] {
+void launch(std::shared_ptr<CopyRun> run, const PeerCopier& copier, PeerCopyRequest request, int source_fd) {
+  std::thread([run, copier, request = std::move(request), source_fd] {
     try {
-      ClientSession session(options, security);
-      run->attach(&session);
+      if (!copier) throw Error(Errc::internal, "this pxfer server was built without the third-party copy client (Server has no PeerCopier)");
+      const std::unique_ptr<PeerCopy> copy = copier(request);
+      run->attach(copy.get());
       try {
-        run->summary = push ? session.put(local, target, options, run.get()) : session.get(target, local, options, run.get());
+        run->summary = copy->run(*run);
       } catch (const Error& e) {
         run->attach(nullptr);
         // Only what the connection could have told: a local refusal (the file exists) stays as it is.
         const Errc c = e.code();
-        if (!session.verified(target) && (c == Errc::network || c == Errc::protocol || c == Errc::permission))
-          throw unproven_peer(target);
+        if (!copy->verified() && (c == Errc::network || c == Errc::protocol || c == Errc::permission))
+          throw unproven_peer(request.target);
         throw;
       } catch (...) {
         run->attach(nullptr);
@@ -228,8 +229,15 @@ TpcService::~TpcService() {
     while (!r->finished && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
-TpcService::TpcService(const ServerOptions& options, const Directory& root, std::shared_ptr<Admission> admission)
-    : copies_(std::make_shared<Copies>()), options_(options), admission_(std::move(admission)), root_(root), grants_(options.tpc_grant_lifetime), peers_(options.tpc_allow) {}
+TpcService::TpcService(const ServerOptions& options, const Directory& root, std::shared_ptr<Admission> admission,
+                       PeerCopier copier)
+    : copies_(std::make_shared<Copies>()),
+      options_(options),
+      admission_(std::move(admission)),
+      root_(root),
+      grants_(options.tpc_grant_lifetime),
+      peers_(options.tpc_allow),
+      copier_(std::move(copier)) {}
 
 awaitable<void> TpcService::grant(net::Connection& control, const SessionRights& rights, const wire::TpcGrantRequest& m) {
   std::optional<Error> failed;
@@ -341,7 +349,7 @@ awaitable<void> TpcService::start(net::Connection& control, const SessionRights&
     std::string why;
     auto peer = parse_url(m.peer_url, &why);
     if (!peer) throw Error(Errc::usage, "third-party copy peer " + m.peer_url + ": " + why);
-    if (normalize_fingerprint(m.peer_fingerprint).empty())
+    if (net::normalize_fingerprint(m.peer_fingerprint).empty())
       throw Error(Errc::usage, "third-party copy: the peer's certificate fingerprint is missing or malformed");
     auto path = normalize_request_path(m.local_path);
     if (!path || path->empty()) throw Error(Errc::usage, m.local_path + ": a third-party copy needs a file below the export root");
@@ -369,7 +377,7 @@ awaitable<void> TpcService::start(net::Connection& control, const SessionRights&
     slot = co_await admit(control, *path, streams, total);
     options.streams = streams;
     copies_->add(run);
-    launch(run, options, security, target, local, push, source_fd);
+    launch(run, copier_, PeerCopyRequest{options, security, target, local, push}, source_fd);
   } catch (const Error& e) {
     refused = e;
   }

@@ -5,6 +5,7 @@
 // of the other server, through the same ClientSession that `pxfer put` and `pxfer get` use (one
 // engine: N streams, block checksums, resume, stall detection), and reports its progress to the
 // steering client. It connects only to peers the operator allows (ServerOptions::tpc_allow).
+#include "pxfer/server/layer.hpp"
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -13,7 +14,8 @@
 #include "authenticator.hpp"
 #include "io/file_io.hpp"
 #include "net/connection.hpp"
-#include "pxfer/server.hpp"
+#include "pxfer/engine/peer_copy.hpp"
+#include "pxfer/server/server.hpp"
 #include "wire/wire.hpp"
 #include "tpc_grants.hpp"
 #include "tpc_peers.hpp"
@@ -24,7 +26,9 @@ class TpcService {
  public:
   // A copy this server makes is a transfer like a put or a get: it waits in `admission`'s line
   // (--max-active, --max-streams-per-client) and ends with the same accounting line.
-  TpcService(const ServerOptions& options, const Directory& root, std::shared_ptr<Admission> admission);
+  // `copier` runs the active end's client (pxfer/peer_copy.hpp); empty: TPC_START is refused.
+  TpcService(const ServerOptions& options, const Directory& root, std::shared_ptr<Admission> admission,
+             PeerCopier copier);
   // Aborts the copies still running (the server is going away) and waits, at most 10 s, for
   // their threads to let go of their sessions.
   ~TpcService();
@@ -56,6 +60,7 @@ class TpcService {
   const Directory& root_;  // a push reads its file through it, confined like every server read
   GrantBook grants_;
   PeerPolicy peers_;
+  PeerCopier copier_;
 };
 
 }  // namespace pxfer::server

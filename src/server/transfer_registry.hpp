@@ -1,6 +1,7 @@
 #pragma once
 // Transfers waiting for or running their data streams, found by their 128-bit session token,
 // with what their data streams must be (TLS for --encrypt): one lock for both.
+#include "pxfer/server/layer.hpp"
 #include <deque>
 #include <map>
 #include <memory>
@@ -10,7 +11,7 @@
 #include <vector>
 
 #include "wire/wire.hpp"
-#include "transfer/transfer.hpp"
+#include "engine/transfer.hpp"
 
 namespace pxfer::server {
 

@@ -16,12 +16,12 @@
 #include "net/frame_io.hpp"
 #include "net/tls.hpp"
 #include "net/host_settings.hpp"
-#include "pxfer/emulated_disk.hpp"
-#include "pxfer/rate_meter.hpp"
-#include "pxfer/socket_tuning.hpp"
-#include "transfer/negotiate.hpp"
+#include "pxfer/io/emulated_disk.hpp"
+#include "pxfer/core/rate_meter.hpp"
+#include "pxfer/io/socket_tuning.hpp"
+#include "plan/negotiate.hpp"
 #include "accounting.hpp"
-#include "transfer/transfer.hpp"
+#include "engine/transfer.hpp"
 
 namespace pxfer::server {
 namespace {

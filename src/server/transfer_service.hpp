@@ -2,6 +2,7 @@
 // pxferd's transfers: admission (a slot, QUEUED frames while waiting), opening the file, OPEN_OK,
 // the engine on the control connection, the data streams that ATTACH to it, and the one log line
 // per transfer. Owns the registry of running transfers.
+#include "pxfer/server/layer.hpp"
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -14,10 +15,10 @@
 #include "net/connection.hpp"
 #include "io/file_io.hpp"
 #include "made_directories.hpp"
-#include "pxfer/limits.hpp"
-#include "pxfer/clock.hpp"
-#include "pxfer/rate_pacer.hpp"
-#include "pxfer/server.hpp"
+#include "pxfer/core/limits.hpp"
+#include "pxfer/core/clock.hpp"
+#include "pxfer/core/rate_pacer.hpp"
+#include "pxfer/server/server.hpp"
 #include "wire/wire.hpp"
 #include "small_channels.hpp"
 #include "transfer_registry.hpp"

@@ -2,6 +2,7 @@
 // The space one identity's unfinished puts may claim together (--max-unfinished-per-identity):
 // each put counts its claimed size from admission to its end, and an OPEN that would pass the cap
 // is refused with what is held and what to do (issue 34: claims are cheap to make, space is not).
+#include "pxfer/server/layer.hpp"
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -9,7 +10,7 @@
 #include <string>
 #include <utility>
 
-#include "pxfer/error.hpp"
+#include "pxfer/common/error.hpp"
 
 namespace pxfer::server {
 

@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "pxfer/error.hpp"
+#include "pxfer/common/error.hpp"
 
 namespace pxfer::server {
 namespace {

@@ -3,6 +3,7 @@
 // libvomsapi (voms-dev) against a vomsdir: VO/HOST.lsc files naming the VOMS server's DN and its
 // CA's, as /etc/grid-security/vomsdir holds them. The chain itself was verified already
 // (net/grid_x509.hpp); this adds who the VO says the user is.
+#include "pxfer/server/layer.hpp"
 #include <string>
 #include <vector>
 

@@ -5,6 +5,7 @@
 // were done per small file before (a vector of the payload's length, zero-filled: 2 % of pxferd's
 // CPU in a put -r of 64 KiB files; then erase() of the fields in front of the data, a 64 KiB
 // move: ~1.4 µs per file, docs/performance.md sections 9 and 18).
+#include "pxfer/core/layer.hpp"
 #include <algorithm>
 #include <cstdint>
 #include <cstring>

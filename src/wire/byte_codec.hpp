@@ -1,5 +1,6 @@
 #pragma once
 // Big-endian field writer and bounds-checked reader used by the message codec.
+#include "pxfer/core/layer.hpp"
 #include <cstdint>
 #include <cstring>
 #include <span>

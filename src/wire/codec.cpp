@@ -3,8 +3,8 @@
 #include "byte_codec.hpp"
 #include "message_fields.hpp"
 #include "message_traits.hpp"
-#include "pxfer/checksum.hpp"
-#include "pxfer/error.hpp"
+#include "pxfer/core/checksum.hpp"
+#include "pxfer/common/error.hpp"
 
 namespace pxfer::wire {
 namespace {

@@ -2,11 +2,12 @@
 // The layout of every control message, written once as a list of fields that serves both the
 // encoder and the decoder (codec.cpp, its only user). Split from codec.cpp by size: adding a
 // message is its struct in wire.hpp, its fields here and its entry in codec.cpp's tables.
+#include "pxfer/core/layer.hpp"
 #include <concepts>
 #include <type_traits>
 
 #include "byte_codec.hpp"
-#include "pxfer/error.hpp"
+#include "pxfer/common/error.hpp"
 #include "wire/wire.hpp"
 
 namespace pxfer::wire::message_fields {

@@ -4,6 +4,7 @@
 // reads these rows (type_of, max_payload, decode_message's dispatch, type_name), so a new message
 // is its struct in wire.hpp, its fields in message_fields.hpp and one row here (plus, where its
 // values have a range, a `valid` overload in codec.cpp).
+#include "pxfer/core/layer.hpp"
 #include <cstdint>
 #include <utility>
 #include <variant>

@@ -1,10 +1,11 @@
 #pragma once
 // The sizes and limits of the wire format that every message and the codec share (wire.hpp is
 // the protocol's spec; docs/protocol.md describes it).
+#include "pxfer/core/layer.hpp"
 #include <array>
 #include <cstdint>
 
-#include "pxfer/limits.hpp"
+#include "pxfer/core/limits.hpp"
 
 namespace pxfer::wire {
 

@@ -1,11 +1,12 @@
 #pragma once
 // The small-file messages of the wire format (cap_small_files, cap_small_channel): part of
 // wire.hpp, the protocol's spec, kept in a file of their own.
+#include "pxfer/core/layer.hpp"
 #include <array>
 #include <cstdint>
 #include <string>
 
-#include "pxfer/limits.hpp"
+#include "pxfer/core/limits.hpp"
 #include "wire/blob.hpp"
 #include "wire/sizes.hpp"
 

@@ -1,6 +1,7 @@
 #pragma once
 // The wire format: length-prefixed frames and the messages they carry. Pure functions over byte
 // spans, no I/O, so the decoder can be unit-tested and fuzzed. docs/protocol.md describes it.
+#include "pxfer/core/layer.hpp"
 #include <array>
 #include <cstdint>
 #include <span>
@@ -8,8 +9,8 @@
 #include <variant>
 #include <vector>
 
-#include "pxfer/limits.hpp"
-#include "pxfer/wire_types.hpp"
+#include "pxfer/core/limits.hpp"
+#include "pxfer/core/wire_types.hpp"
 #include "wire/blob.hpp"
 #include "wire/sizes.hpp"
 #include "wire/small_messages.hpp"

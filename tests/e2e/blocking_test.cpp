@@ -18,10 +18,10 @@
 #include <thread>
 #include <vector>
 
-#include "pxfer/client.hpp"
-#include "pxfer/error.hpp"
+#include "pxfer/client/client.hpp"
+#include "pxfer/common/error.hpp"
 #include "client/remote_tree.hpp"
-#include "pxfer/url.hpp"
+#include "pxfer/common/url.hpp"
 #include "support/e2e.hpp"
 
 namespace pxfer::e2e {

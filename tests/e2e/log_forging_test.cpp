@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "pxfer/log_safe.hpp"
+#include "pxfer/common/log_safe.hpp"
 #include "support/e2e.hpp"
 #include "support/hostile_server.hpp"
 

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "fault_proxy.hpp"
-#include "pxfer/client.hpp"
-#include "pxfer/url.hpp"
+#include "pxfer/client/client.hpp"
+#include "pxfer/common/url.hpp"
 #include "support/e2e.hpp"
 
 namespace pxfer::e2e {

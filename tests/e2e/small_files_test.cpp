@@ -11,9 +11,9 @@
 #include <regex>
 #include <thread>
 
-#include "pxfer/client.hpp"
-#include "pxfer/limits.hpp"
-#include "pxfer/url.hpp"
+#include "pxfer/client/client.hpp"
+#include "pxfer/core/limits.hpp"
+#include "pxfer/common/url.hpp"
 #include "support/e2e.hpp"
 #include "support/hostile_server.hpp"
 

@@ -8,7 +8,7 @@
 #include <boost/asio/ip/tcp.hpp>
 
 #include "client/stream_pool.hpp"
-#include "pxfer/limits.hpp"
+#include "pxfer/core/limits.hpp"
 
 namespace pxfer {
 namespace {

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "pxfer/error.hpp"
+#include "pxfer/common/error.hpp"
 
 namespace pxfer::test {
 

@@ -1,0 +1,79 @@
+#pragma once
+// pxfer --help: the options of each subcommand in groups, with type names instead of CLI11's TEXT
+// and UINT, and examples in the footer. Applied after the options are defined, by name, so the
+// files that define them stay as they are.
+#include <CLI/CLI.hpp>
+#include <map>
+#include <string>
+#include <utility>
+
+namespace pxfer::cli {
+
+// name -> {group, type name}
+using HelpLayout = std::map<std::string, std::pair<std::string, std::string>>;
+
+inline const HelpLayout& transfer_layout() {
+  static const std::string t = "Transfer", n = "Network tuning", o = "Output", r = "Reliability",
+                           s = "Security (docs/security.md)", m = "Many files (-r, --from-file)";
+  static const HelpLayout layout{
+      {"LOCAL", {"", "PATH"}}, {"URL", {"", "URL"}},
+      {"streams", {t, "N"}}, {"block-size", {t, "SIZE"}}, {"checksum", {t, "adler32|sha256|md5|crc32|sha1|none"}},
+      {"compress", {t, "none|zstd[:LEVEL]|auto"}}, {"overwrite", {t, ""}},
+      {"window", {n, "SIZE"}}, {"window-clamp", {n, "SIZE"}}, {"congestion", {n, "NAME"}},
+      {"perf-interval", {o, "SECONDS"}}, {"stream-stats", {o, ""}}, {"json", {o, ""}}, {"quiet", {o, ""}},
+      {"verbose", {o, ""}}, {"report", {o, "FILE.html"}}, {"rate-lines", {o, ""}},
+      {"stall-timeout", {r, "DURATION"}}, {"no-resume", {r, ""}}, {"sync", {r, ""}}, {"retries", {r, "N"}},
+      {"partial-max-age", {r, "DURATION"}},
+      {"ca", {s, "FILE"}}, {"fingerprint", {s, "sha256:HEX"}}, {"known-hosts", {s, "FILE"}},
+      {"token-file", {s, "FILE"}}, {"cert", {s, "FILE"}}, {"key", {s, "FILE"}}, {"encrypt", {s, ""}},
+      {"recursive", {m, ""}}, {"from-file", {m, "FILE"}}, {"concurrency", {m, "N"}}, {"auto", {m, ""}},
+      {"min-concurrency", {m, "N"}}, {"auto-interval", {m, "DURATION"}}, {"auto-tolerance", {m, "PERCENT"}},
+      {"max-streams", {m, "N"}}, {"ramp-up", {m, "DURATION"}}, {"connect-rate", {m, "RATE"}},
+      {"skip-existing", {m, ""}}, {"preserve", {m, ""}},
+      // doctor and sweep
+      {"target", {"Path", "RATE"}}, {"loss", {"Path", "PERCENT"}}, {"pings", {"Path", "N"}},
+      {"files", {"Matrix", "LIST"}}, {"size", {"Matrix", "SIZE"}}, {"direction", {"Matrix", "get|put|get,put"}},
+      {"repeat", {"Matrix", "N"}}, {"csv", {o, ""}},
+      // cp and the namespace commands (apps/pxfer/namespace_command.cpp)
+      {"parents", {t, ""}}, {"SRC... DST", {"", "PATH|URL"}}, {"connect-timeout", {n, "SECONDS"}}};
+  return layout;
+}
+
+// sweep takes comma-separated lists where put and get take one value.
+inline const HelpLayout& sweep_layout() {
+  static const HelpLayout layout{{"streams", {"Matrix", "LIST"}}, {"window", {"Matrix", "LIST"}},
+                                 {"congestion", {"Matrix", "LIST"}}, {"compress", {"Matrix", "LIST"}},
+                                 {"block-size", {"Matrix", "SIZE"}}};
+  return layout;
+}
+
+inline void lay_out_help(CLI::App& app) {
+  app.name("pxfer");  // "Usage: pxfer put ...", not the path it was started by
+  for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    for (CLI::Option* opt : sub->get_options()) {
+      std::string name = !opt->get_lnames().empty() ? opt->get_lnames().front() : opt->get_name();
+      const HelpLayout* tables[] = {sub->get_name() == "sweep" ? &sweep_layout() : nullptr, &transfer_layout()};
+      for (const HelpLayout* table : tables) {
+        if (!table) continue;
+        auto it = table->find(name);
+        if (it == table->end()) continue;
+        if (!it->second.first.empty()) opt->group(it->second.first);
+        if (!it->second.second.empty() || opt->get_expected_min() == 0) opt->type_name(it->second.second);
+        break;
+      }
+    }
+  }
+  const std::string footer =
+      "Examples:\n"
+      "  pxfer put -p 8 run42.root pxfer://se01.example.org/atlas/run42.root\n"
+      "  pxfer get -p 8 pxfer://se01.example.org:7521/atlas/run42.root /scratch/\n"
+      "  pxfer put -r -c 4 --retries 3 results/ pxfer://se01.example.org/atlas/\n"
+      "  pxfer doctor pxfer://se01.example.org/ --target 10gbit\n"
+      "Credentials: --token-file FILE or PXFER_TOKEN. Types: SIZE bytes, K/M/G/T = KiB/MiB/GiB/TiB (1024-based), kB/MB/GB/TB (1000-based); DURATION 500ms, "
+      "30s, 2m. Exit codes: 0 ok, 2 usage, 3 not found, 4 permission, 5 network, 6 protocol, 7 integrity, "
+      "8 local I/O, 9 exists. `pxfer COMMAND --help` lists a command's options; man pxfer.";
+  app.footer(footer);
+  for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) sub->footer(footer);
+}
+
+}  // namespace pxfer::cli

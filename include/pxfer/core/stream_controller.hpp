@@ -1,0 +1,105 @@
+#pragma once
+// -p auto: how many data streams one file uses, decided from what the transfer measures (issue 39).
+// Pure: no clock reads, no I/O; the caller passes each sample, so tests replay synthetic paths.
+//
+// The transfer starts with a few streams (StreamCount::start) and runs in phases of one count:
+//   warm-up   new streams go through slow start: max(min_warmup, 4 RTT), not measured
+//   measure   the aggregate rate over max(min_phase, 8 RTT)
+// After each phase the rate is compared with the best count so far:
+//   rose by at least `gain`      -> keep it as the best and add streams (double while it rose by
+//                                   half or more, else half as many again), up to the ceiling
+//   rose by less than `steal`    -> the added streams only took from the others (a shared
+//      or fell                      bottleneck, a busy receiver): shed back to the best count
+//   in between                   -> keep this count: the aggregate stopped growing
+// and then holds. RTT, retransmits and cwnd are the evidence told with the decision; the aggregate
+// is what decides, since it is what the user waits for.
+#include "pxfer/core/layer.hpp"
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pxfer/core/rate_meter.hpp"
+
+namespace pxfer {
+
+struct StreamControllerSettings {
+  std::uint16_t start = 4;     // streams at the start
+  std::uint16_t ceiling = 64;  // at most (StreamCount::slots: --max-streams, the server, the file)
+  double gain = 0.10;          // a step that raises the aggregate by less is not worth its streams
+  double steal = 0.03;         // below this the added streams only steal from the others
+  bool can_shed = true;        // a get cannot retire streams yet: it holds instead
+  std::chrono::milliseconds min_warmup{500};
+  std::chrono::milliseconds min_phase{1000};
+  // A sender counts acknowledged blocks, a whole block at a time: a phase also lasts until this
+  // much moved, so one block more or less is a small share of it (32 blocks: +-3 %).
+  std::uint64_t min_phase_bytes = 0;
+};
+
+// One look at the transfer, every few hundred milliseconds.
+struct PathSample {
+  Clock::time_point at;
+  std::uint64_t bytes = 0;         // moved so far (all streams)
+  unsigned streams = 0;            // data streams moving now
+  double rtt_ms = 0;               // the streams' median smoothed RTT; 0 = unknown
+  std::uint64_t segments = 0;      // sent so far (bytes / MSS); 0 = unknown
+  std::uint64_t retransmits = 0;   // so far
+  std::uint64_t cwnd_bytes = 0;    // the streams' congestion windows added up
+  // Fewer blocks left than streams can carry: streams fall idle, so the aggregate says nothing
+  // about the path any more; the controller stops deciding.
+  bool tail = false;
+};
+
+enum class StreamMove { grow, shed, settle };
+
+struct StreamStep {
+  double at_s = 0;
+  StreamMove move = StreamMove::grow;
+  std::uint16_t from = 0, to = 0;
+  double rate_Bps = 0;          // the phase just measured (with `from` streams)
+  double best_Bps = 0;          // the best phase before it
+  std::string reason;
+};
+
+class StreamController {
+ public:
+  StreamController(const StreamControllerSettings& settings, Clock::time_point start);
+
+  // The count wanted from now on; a step when it changed or the controller settled.
+  std::optional<StreamStep> observe(const PathSample& sample);
+  std::uint16_t target() const { return target_; }
+  bool settled() const { return settled_; }
+  const std::vector<StreamStep>& steps() const { return steps_; }
+  // "auto 24 (RTT 50 ms, loss 0.011 %, aggregate stopped growing at 24: 236 -> 241 Mbit/s)".
+  std::string evidence() const;
+  double rtt_ms() const { return rtt_ms_; }
+  std::optional<double> loss() const;  // retransmitted / sent segments, 0..1
+
+ private:
+  Clock::duration warmup() const;
+  Clock::duration phase() const;
+  StreamStep finish_phase(double rate, double at_s);
+  void start_phase(std::uint16_t count, Clock::time_point at);
+
+  StreamControllerSettings settings_;
+  Clock::time_point start_;
+  std::uint16_t target_;
+  bool settled_ = false;
+  Clock::time_point phase_start_;
+  std::optional<Clock::time_point> measure_start_;
+  std::uint64_t measure_bytes_ = 0;
+  std::optional<std::uint16_t> best_count_;
+  double best_rate_ = 0, last_rate_ = 0;
+  double rtt_ms_ = 0;
+  std::uint64_t segments_ = 0, retransmits_ = 0;
+  std::string why_;  // how it ended (or how far it got)
+  std::vector<StreamStep> steps_;
+};
+
+std::string_view stream_move_name(StreamMove move);
+// "streams: 4 -> 8 streams (aggregate 112 -> 224 Mbit/s (+100.0 %))": not "auto:", which
+// starts the batch --auto controller's lines.
+std::string format_step(const StreamStep& step);
+
+}  // namespace pxfer

@@ -1,0 +1,455 @@
+// The data path of the engine: a stream slot's sender (blocks out, ACKs in, stall watch) and
+// receiver (blocks in, written, ACKed), and the per-stream TCP figures.
+#include "transfer_internal.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <deque>
+
+#include <spdlog/spdlog.h>
+
+#include "io/mapped_block.hpp"
+#include "net/frame_io.hpp"
+#include "net/quiet_wait.hpp"
+#include "net/race.hpp"
+#include "pxfer/core/rate_meter.hpp"
+
+namespace pxfer::transfer {
+
+namespace asio = boost::asio;
+
+awaitable<void> Transfer::run_stream(std::shared_ptr<Connection> conn, std::uint16_t index, MacKey block_key,
+                                     CleanEnd clean_end) {
+  StreamRun run{.index = index, .stats = *stats_[index], .mutex = {}, .unacknowledged = {}, .idle = {}, .mac = {}, .decompressor = {}, .packed = {}};
+  // Under TLS with cap_tls_bound_streams the record layer authenticates the blocks, and the
+  // connection is bound to the transfer (its ATTACH_PROOF, or it is the control connection the
+  // key comes from): a Poly1305 per block would cost ~0.1 CPU s per GiB at each end for nothing.
+  if (blocks_by_tls(*conn))
+    run.mac = std::make_unique<BlockMac>(BlockMac::ByTls{});
+  else
+    run.mac = std::make_unique<BlockMac>(block_key);
+  run.idle = std::make_shared<asio::steady_timer>(co_await asio::this_coro::executor);
+  {
+    std::lock_guard lock(mutex_);
+    if (error_) throw *error_;
+    idle_timers_.push_back(run.idle);
+  }
+  const int fd = conn->socket().native_handle();
+  run.stats.fd.store(fd);
+  std::optional<Error> failure;
+  try {
+    if (role_ == Role::send)
+      co_await net::first_of(net::both(send_blocks(*conn, run), receive_acks(*conn, run)), watch_progress(*conn, run));
+    else
+      co_await net::first_of(receive_blocks(*conn, run), watch_progress(*conn, run));
+  } catch (const Error& e) {
+    failure = e;
+  } catch (const std::exception& e) {
+    failure = Error(Errc::internal, std::string("data stream failed: ") + e.what());
+  }
+  {
+    std::lock_guard lock(run.stats.tcp_mutex);
+    if (!failure) {
+      // Report the buffers as they ended: with autotuning the kernel grew them during the transfer.
+      run.stats.local = read_buffers(fd, settings_.tuning.window);
+      refresh_tcp(run.stats, fd);
+    }
+    int expected = fd;
+    run.stats.fd.compare_exchange_strong(expected, -1);
+  }
+  if (failure) {
+    conn->close();
+    // What this connection carried unacknowledged goes to the streams still alive.
+    std::deque<Block> orphans;
+    {
+      std::lock_guard lock(run.mutex);
+      orphans.swap(run.unacknowledged);
+    }
+    for (const auto& b : orphans) planner_.requeue(b);
+    release_slot(index, *conn);
+    std::optional<Error> first;
+    {
+      std::lock_guard lock(mutex_);
+      first = error_;
+    }
+    if (first) throw *first;  // report the root cause, not the echo of our own abort
+    if (!retryable(failure->code(), RetryScope::connection)) {
+      fail(*failure);
+      throw *failure;
+    }
+    recoveries_ += 1;
+    {
+      std::lock_guard lock(mutex_);
+      slots_[index].broke = std::string(failure->what()) +
+                            (orphans.empty() ? "" : " (" + std::to_string(orphans.size()) + " blocks went to the other streams)");
+    }
+    spdlog::debug("stream {} lost: {}", index, failure->what());
+    wake_idle_streams();
+    throw *failure;
+  }
+  if (clean_end) clean_end(conn);
+  release_slot(index, *conn);
+}
+
+// g++ 12 may destroy temporaries that live across a co_await twice, so every message sent from a
+// coroutine is a named object first.
+const wire::Message end_message = wire::End{};
+
+// The unit of the read -> hash -> send (and receive -> hash -> write) pipeline inside a block:
+// small enough to stay in the L2 cache between steps, large enough to keep system calls few.
+constexpr std::uint32_t pipeline_chunk = 256 * 1024;
+
+// Takes blocks from the shared queue until every block is acknowledged. A stream with nothing
+// to send stays open (a block another stream loses comes back to the queue), says it is alive
+// with a PING now and then, and sleeps until woken.
+awaitable<void> Transfer::send_blocks(Connection& conn, StreamRun& run) {
+  BlockBuffer buffer(largest_block());  // untouched while blocks go out from a mapping
+  std::optional<BlockCompressor> compressor;
+  if (settings_.compression.mode != CompressMode::none) compressor.emplace(settings_.compression);
+  const auto heartbeat = heartbeat_of(settings_);
+  for (;;) {
+    if (over() && !planner_.all_acknowledged()) co_return;  // failed: run_stream reports why
+    if (run.index >= retire_from_.load()) break;  // -p auto shed it: END once its blocks are out
+    std::optional<Block> block;
+    if (ready_) block = planner_.next();
+    if (block) {
+      {
+        std::lock_guard lock(run.mutex);
+        run.unacknowledged.push_back(*block);
+      }
+      if (compressor)
+        co_await send_compressible(conn, run, *block, buffer, *compressor);
+      else
+        co_await send_block(conn, run, *block, buffer);
+      run.sent();
+      continue;
+    }
+    if (ready_ && planner_.all_acknowledged()) break;
+    if (StreamRun::since(run.last_sent) >= heartbeat) {
+      co_await net::send_message(conn, ping_message);
+      run.sent();
+    }
+    run.idle->expires_after(heartbeat);
+    co_await run.idle->async_wait(asio::as_tuple(asio::use_awaitable));  // woken early by cancel
+  }
+  co_await net::send_message(conn, end_message);
+}
+
+awaitable<void> Transfer::send_block(Connection& conn, StreamRun& run, Block block, BlockBuffer& buffer) {
+  wire::BlockHeader header{block.offset, block.length, 0, block.length};
+  auto header_bytes = wire::encode_block_header(header);
+  run.mac->begin(header_bytes);
+  if (conn.tls() && block.length <= pipeline_chunk) co_return co_await send_whole_block(conn, run, block, header_bytes, buffer);
+  co_await conn.write_all(header_bytes);
+  // A clear stream sends straight from a mapping of the source: the hash and the MAC read the
+  // page cache and send() copies it into the socket, one copy per byte instead of two (mapping
+  // and unmapping the pages eat most of the saving: 0.325 -> 0.294 CPU s per GiB at the sender,
+  // docs/performance.md section 6; sendfile measured worse). Under TLS, OpenSSL reads the bytes
+  // in user space outside any guard against a truncation of the file (io/mapped_block.hpp), so
+  // those are read into the buffer.
+  std::optional<io::MappedBlock> mapped;
+  if (!conn.tls()) mapped = io::MappedBlock::map(source_->fd(), block.offset, block.length);
+  std::span<const std::uint8_t> data = mapped ? mapped->bytes() : std::span<const std::uint8_t>(buffer.first(block.length));
+  // Chunk by chunk: each chunk is hashed, MACed and copied into the socket while it is still in
+  // the CPU cache (a whole 4 MiB block would not fit).
+  BlockDigest digest{block.offset};
+  for (std::uint32_t done = 0; done < block.length;) {
+    std::uint32_t n = std::min(pipeline_chunk, block.length - done);
+    std::span<const std::uint8_t> chunk = data.subspan(done, n);
+    auto hash = [&] {
+      digest_->update(digest, chunk);
+      run.mac->update(chunk);
+    };
+    if (!mapped) {
+      source_->read_at(block.offset + done, std::span(buffer.data() + done, n));
+      hash();
+    } else if (!mapped->guarded(hash)) {
+      source_->shrank(block.offset + done);
+    }
+    try {
+      co_await conn.write_all(chunk, &run.stats.bytes);
+    } catch (const Error&) {
+      if (mapped) source_->check_unchanged();  // send() from a truncated mapping fails with EFAULT
+      throw;
+    }
+    done += n;
+  }
+  const BlockTag tag = run.mac->finish();
+  co_await conn.write_all(tag);
+  if (!mapped) {
+    digest_->complete(digest, data);
+  } else if (!mapped->guarded([&] { digest_->complete(digest, data); })) {
+    source_->shrank(block.offset);
+  }
+  run.stats.blocks.fetch_add(1, std::memory_order_relaxed);
+  wire_bytes_ += block.length;
+}
+
+// Under TLS, a block of one chunk (every small file) is read, hashed and MACed first and then
+// leaves in one write with its headers and tag: one run of TLS records and one send instead of
+// three of each.
+awaitable<void> Transfer::send_whole_block(Connection& conn, StreamRun& run, Block block,
+                                           std::span<const std::uint8_t> header_bytes, BlockBuffer& buffer) {
+  std::span<std::uint8_t> data = buffer.first(block.length);
+  source_->read_at(block.offset, data);
+  BlockDigest digest{block.offset};
+  digest_->update(digest, data);
+  run.mac->update(data);
+  const BlockTag tag = run.mac->finish();
+  // (g++ 12 miscompiles a braced list of spans inside co_await: "array used as initializer".)
+  std::vector<std::span<const std::uint8_t>> parts{header_bytes, data, tag};
+  co_await conn.write_parts(parts);
+  run.stats.bytes.fetch_add(block.length, std::memory_order_relaxed);
+  digest_->complete(digest, data);
+  run.stats.blocks.fetch_add(1, std::memory_order_relaxed);
+  wire_bytes_ += block.length;
+}
+
+// With compression the whole block must be read before it can be sent: read and hash it chunk
+// by chunk, compress it, and send the smaller of the two forms.
+awaitable<void> Transfer::send_compressible(Connection& conn, StreamRun& run, Block block,
+                                            BlockBuffer& buffer, BlockCompressor& compressor) {
+  std::span<std::uint8_t> data = buffer.first(block.length);
+  BlockDigest digest{block.offset};
+  for (std::uint32_t done = 0; done < block.length;) {
+    std::uint32_t n = std::min(pipeline_chunk, block.length - done);
+    source_->read_at(block.offset + done, data.subspan(done, n));
+    digest_->update(digest, data.subspan(done, n));
+    done += n;
+  }
+  digest_->complete(digest, data);
+  std::span<const std::uint8_t> packed = compressor.compress(data);
+  std::span<const std::uint8_t> payload = packed.empty() ? std::span<const std::uint8_t>(data) : packed;
+  wire::BlockHeader header{block.offset, block.length, packed.empty() ? 0u : std::uint32_t{wire::block_compressed_zstd},
+                           static_cast<std::uint32_t>(payload.size())};
+  auto header_bytes = wire::encode_block_header(header);
+  run.mac->begin(header_bytes);
+  run.mac->update(payload);
+  const BlockTag tag = run.mac->finish();
+  co_await conn.write_all(header_bytes);
+  auto start = Clock::now();
+  co_await conn.write_all(payload, packed.empty() ? &run.stats.bytes : nullptr);
+  co_await conn.write_all(tag);
+  compressor.sent(payload.size(), std::chrono::duration<double>(Clock::now() - start).count());
+  if (!packed.empty()) run.stats.bytes.fetch_add(block.length, std::memory_order_relaxed);
+  run.stats.blocks.fetch_add(1, std::memory_order_relaxed);
+  wire_bytes_ += payload.size();
+}
+
+awaitable<void> Transfer::receive_acks(Connection& conn, StreamRun& run) {
+  for (;;) {
+    wire::Message message = co_await net::read_message(conn);
+    run.heard();
+    if (auto* ack = std::get_if<wire::Ack>(&message)) {
+      bool ours;
+      {
+        std::lock_guard lock(run.mutex);
+        auto it = std::find_if(run.unacknowledged.begin(), run.unacknowledged.end(),
+                               [&](const Block& b) { return b.offset == ack->offset; });
+        ours = it != run.unacknowledged.end();
+        if (ours) run.unacknowledged.erase(it);
+      }
+      if (!ours || !planner_.acknowledge(ack->offset))
+        throw Error(Errc::protocol, "acknowledgement for a block that was not sent (offset " +
+                                        std::to_string(ack->offset) + ") from " + conn.peer());
+      if (planner_.all_acknowledged()) {
+        check_complete();
+        wake_idle_streams();  // every stream may now say END
+      }
+    } else if (std::holds_alternative<wire::End>(message)) {
+      co_return;
+    } else if (!std::holds_alternative<wire::Ping>(message)) {
+      net::expect<wire::Ack>(std::move(message), conn.peer());
+    }
+  }
+}
+
+// Fails the stream when the peer has been silent for the stall timeout; on the receiving side
+// also sends the heartbeats that keep a sender from taking a receiver busy with a slow disk for
+// a dead one.
+awaitable<void> Transfer::watch_progress(Connection& conn, StreamRun& run) {
+  const auto heartbeat = heartbeat_of(settings_);
+  // Cancelled when the stream's work ends (once per file): quietly, not by an exception rethrown
+  // through every frame above (docs/performance.md section 5; net/race.hpp tells an outer cancel apart).
+  co_await asio::this_coro::throw_if_cancelled(false);
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  for (;;) {
+    timer.expires_after(heartbeat);
+    const bool cancelled = co_await net::wait_unless_cancelled(timer);
+    if (cancelled) co_return;
+    if (StreamRun::since(run.last_heard) > settings_.stall_timeout) {
+      char text[64];
+      std::snprintf(text, sizeof text, "%.1f", seconds_of(settings_.stall_timeout));
+      throw Error(Errc::network, "stream " + std::to_string(run.index) + " stalled: nothing from " + conn.peer() +
+                                     " for " + text + " s");
+    }
+    if (role_ == Role::receive && StreamRun::since(run.last_sent) >= heartbeat) {
+      co_await net::send_message(conn, ping_message);
+      run.sent();
+    }
+  }
+}
+
+// A block reaches the file only whole and verified (issue 11, point 3): it is read into the
+// stream's buffer (at most one block size, limits.hpp), its tag checked, and only then written,
+// once: a block already in the file is acknowledged again but never rewritten or hashed again.
+awaitable<void> Transfer::receive_blocks(Connection& conn, StreamRun& run) {
+  BlockBuffer buffer(largest_block());
+  std::array<std::uint8_t, wire::block_header_size> block_bytes{};
+  for (;;) {
+    wire::FrameHeader frame = co_await net::read_header(conn);
+    run.heard();
+    if (frame.type != wire::FrameType::block) {
+      wire::Message message = co_await net::read_payload(conn, frame);
+      if (std::holds_alternative<wire::Ping>(message)) continue;
+      net::expect<wire::End>(std::move(message), conn.peer());
+      co_await net::send_message(conn, end_message);
+      co_return;
+    }
+    if (frame.length < wire::block_header_size + wire::block_tag_size)
+      throw Error(Errc::protocol, "truncated BLOCK frame from " + conn.peer());
+    co_await conn.read_exact(block_bytes);
+    wire::BlockHeader header;
+    auto status = wire::decode_block_header(frame, block_bytes, header);
+    if (status != wire::DecodeStatus::ok)
+      throw Error(Errc::protocol, std::string("bad BLOCK frame from ") + conn.peer() + ": " + wire::to_string(status));
+    if (!planner_.is_block(Block{header.offset, header.raw_length}))
+      throw Error(Errc::protocol, "block at offset " + std::to_string(header.offset) + " of " +
+                                      std::to_string(header.raw_length) + " bytes does not fit the file's block plan");
+    run.mac->begin(wire::encode_block_header(header));
+    std::span<std::uint8_t> data = buffer.first(header.raw_length);
+    BlockDigest digest{header.offset};
+    std::uint32_t adler = 1;
+    co_await receive_payload(conn, run, header, data, digest, adler);
+    co_await finish_received_block(conn, run, header, data, digest, adler);
+  }
+}
+
+// The payload into `data` (decompressed), hashed chunk by chunk while it is hot, and its tag
+// checked; nothing is written here.
+awaitable<void> Transfer::receive_payload(Connection& conn, StreamRun& run, const wire::BlockHeader& header,
+                                          std::span<std::uint8_t> data, BlockDigest& digest, std::uint32_t& adler) {
+  // The journal keeps each block's Adler-32; the adler32 digest computes it anyway.
+  const bool journal_adler = sink_->resuming() && settings_.checksum != ChecksumAlgo::adler32;
+  if (header.flags & wire::block_compressed_zstd) {
+    if (!run.decompressor) run.decompressor = std::make_unique<BlockDecompressor>();
+    run.packed.resize(header.wire_length);  // < raw_length <= block size: checked by the decoder
+    co_await conn.read_exact(run.packed);
+    run.heard();
+    run.mac->update(run.packed);
+    co_await check_tag(conn, run, header);
+    run.decompressor->decompress(run.packed, data);
+    run.stats.bytes.fetch_add(header.raw_length, std::memory_order_relaxed);
+    digest_->update(digest, data);
+    adler = settings_.checksum == ChecksumAlgo::adler32 ? digest.running : sink_->resuming() ? adler32_of(data) : 0;
+    co_return;
+  }
+  std::size_t maced = 0;  // the MAC is fed whole 16-byte units while the pieces arrive (faster)
+  for (std::size_t received = 0; received < data.size();) {
+    std::size_t n = co_await conn.read_some(data.subspan(received, std::min<std::size_t>(data.size() - received, pipeline_chunk)));
+    run.heard();
+    run.stats.bytes.fetch_add(n, std::memory_order_relaxed);
+    auto piece = data.subspan(received, n);
+    digest_->update(digest, piece);
+    if (journal_adler) adler = adler32_of(piece, adler);
+    received += n;
+    const std::size_t whole = received == data.size() ? received : received & ~std::size_t{15};
+    if (whole > maced) run.mac->update(data.subspan(maced, whole - maced));
+    maced = std::max(maced, whole);
+  }
+  co_await check_tag(conn, run, header);
+  if (!journal_adler) adler = digest.running;
+}
+
+// A block whose tag does not verify was changed or made up on the path: nothing of it is kept,
+// the connection is closed (Errc::network, so the stream reconnects) and the sender's copy of
+// the block goes back to its queue when it sees the connection end.
+awaitable<void> Transfer::check_tag(Connection& conn, StreamRun& run, const wire::BlockHeader& header) {
+  BlockTag tag{};
+  co_await conn.read_exact(tag);
+  if (run.mac->verify(tag)) co_return;
+  spdlog::warn("stream {}: block at offset {} from {} failed its MAC (changed or injected on the path?); "
+               "discarded, stream closed",
+               run.index, header.offset, conn.peer());
+  throw Error(Errc::network, "block at offset " + std::to_string(header.offset) + " from " + conn.peer() +
+                                 " failed its MAC (changed or injected on the path?); discarded");
+}
+
+// The block arrived whole and verified: written and hashed once, recorded and acknowledged. A
+// block that arrives a second time (its first ACK died with a broken stream) is acknowledged
+// again without touching the file.
+awaitable<void> Transfer::finish_received_block(Connection& conn, StreamRun& run, const wire::BlockHeader& header,
+                                                std::span<const std::uint8_t> data, BlockDigest& digest,
+                                                std::uint32_t adler) {
+  const auto index = static_cast<std::size_t>(header.offset / settings_.block_size);
+  bool first_time = false;
+  if (ledger_.claim(index) == BlockLedger::Claim::write) {
+    try {
+      sink_->write_at(header.offset, data);
+      digest_->complete(digest, data);
+      sink_->block_written(index, adler);
+    } catch (...) {
+      ledger_.release(index);
+      throw;
+    }
+    ledger_.committed(index);
+    first_time = planner_.mark_done(header.offset);
+  } else {
+    spdlog::debug("stream {}: block at offset {} arrived again; already in the file, not rewritten", run.index,
+                  header.offset);
+  }
+  run.stats.blocks.fetch_add(1, std::memory_order_relaxed);
+  wire_bytes_ += header.wire_length;
+  wire::Message ack = wire::Ack{header.offset, header.raw_length};
+  co_await net::send_message(conn, ack);
+  run.sent();
+  if (first_time && planner_.all_acknowledged()) check_complete();
+}
+
+awaitable<void> Transfer::wait_streams() {
+  check_complete();  // nothing to move (an empty file, or all resumed): done already
+  co_await done_.async_receive(asio::use_awaitable);
+  std::lock_guard lock(mutex_);
+  if (error_) throw *error_;
+}
+
+// Caller holds s.tcp_mutex.
+void refresh_tcp(StreamStats& s, int fd) {
+  TcpSnapshot tcp;
+  if (!read_tcp_info(fd, tcp)) return;
+  auto& f = s.last_tcp;
+  f.cwnd = tcp.cwnd_segments;
+  f.mss = tcp.mss;
+  f.rtt_us = tcp.rtt_us;
+  f.retransmits = tcp.total_retrans;
+  f.unsent = tcp.unsent_bytes;
+  f.sndbuf = read_buffers(fd).sndbuf;
+  f.delivery_rate = tcp.delivery_rate;
+}
+
+std::vector<wire::StreamFigures> Transfer::local_figures() {
+  // Slots up to the last one that ever moved: -p auto opens its slots as it goes, and a view of
+  // 64 streams of which 60 never connected says nothing. A prefix, so positions stay streams.
+  std::size_t used = 1;
+  for (std::size_t i = 0; i < stats_.size(); ++i)
+    if (stats_[i]->fd.load() >= 0 || stats_[i]->bytes.load(std::memory_order_relaxed) > 0) used = i + 1;
+  std::vector<wire::StreamFigures> out;
+  for (std::size_t i = 0; i < std::min(used, stats_.size()); ++i) {
+    StreamStats& s = *stats_[i];
+    std::lock_guard lock(s.tcp_mutex);
+    if (int fd = s.fd.load(); fd >= 0) refresh_tcp(s, fd);
+    wire::StreamFigures f = s.last_tcp;
+    f.stream = static_cast<std::uint16_t>(i);
+    f.bytes = s.bytes.load(std::memory_order_relaxed);
+    out.push_back(f);
+  }
+  return out;
+}
+
+}  // namespace pxfer::transfer

@@ -1,0 +1,146 @@
+// Negotiation in one unit: options + HELLO_OK -> OPEN, OPEN -> the server's settings, OPEN_OK ->
+// the client's plan, all under the one table of limits.
+#include <gtest/gtest.h>
+
+#include "pxfer/common/error.hpp"
+#include "pxfer/core/limits.hpp"
+#include "plan/negotiate.hpp"
+
+namespace pxfer::transfer {
+namespace {
+
+TEST(Limits, BlockCountIsACeilingAndStreamsNeverExceedBlocks) {
+  EXPECT_EQ(limits::block_count(0, 1 << 20), 0u);
+  EXPECT_EQ(limits::block_count(1, 1 << 20), 1u);
+  EXPECT_EQ(limits::block_count(1 << 20, 1 << 20), 1u);
+  EXPECT_EQ(limits::block_count((1 << 20) + 1, 1 << 20), 2u);
+  EXPECT_EQ(limits::streams_for(0, 1 << 20, 8), 1);
+  EXPECT_EQ(limits::streams_for(3u << 20, 1 << 20, 8), 3);
+  EXPECT_EQ(limits::streams_for(30u << 20, 1 << 20, 8), 8);
+}
+
+TEST(Limits, OneMessageForEveryCaller) {
+  EXPECT_EQ(limits::streams_problem(0), "use 1 to 64");
+  EXPECT_EQ(limits::streams_problem(65), "use 1 to 64");
+  EXPECT_EQ(limits::streams_problem(64), "");
+  EXPECT_EQ(limits::block_size_problem((1u << 20) - 1), "use 1M to 16M");
+  EXPECT_EQ(limits::block_size_problem(16u << 20), "");
+  EXPECT_EQ(wire::min_block_size, limits::min_block_size) << "the codec reads the same table";
+  EXPECT_EQ(wire::max_streams, limits::max_streams);
+}
+
+TEST(Negotiate, CheckOptionsRefusesOutOfRangeValues) {
+  ClientOptions o;
+  EXPECT_NO_THROW(check_options(o));
+  o.streams = 0;
+  EXPECT_THROW(check_options(o), Error);
+  o.streams = 4;
+  o.block_size = 4096;
+  try {
+    check_options(o);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::usage);
+    EXPECT_NE(std::string(e.what()).find("use 1M to 16M"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Negotiate, APutOfASmallFileAsksForNoMoreStreamsThanBlocks) {
+  ClientOptions o;
+  o.streams = 8;
+  o.overwrite = true;
+  o.sync = true;
+  o.resume = false;
+  wire::HelloOk hello;
+  auto open = make_open(Direction::put, o, hello, SourceFacts{3u << 20, 42}, "a/b");
+  EXPECT_EQ(open.direction, wire::Direction::put);
+  EXPECT_EQ(open.streams, 2);  // 3 MiB in 2 MiB blocks
+  EXPECT_EQ(open.size, 3u << 20);
+  EXPECT_EQ(open.mtime_ns, 42);
+  EXPECT_EQ(open.path, "a/b");
+  EXPECT_EQ(open.flags, wire::open_overwrite | wire::open_sync | wire::open_no_resume);
+}
+
+TEST(Negotiate, OnControlOnlyWhenTheServerCanAndTheFileIsOneBlock) {
+  ClientOptions o;
+  o.small_files_on_control = true;
+  wire::HelloOk hello;
+  EXPECT_TRUE(make_open(Direction::put, o, hello, SourceFacts{1000, 0}, "x").flags & wire::open_on_control);
+  EXPECT_FALSE(make_open(Direction::put, o, hello, SourceFacts{3u << 20, 0}, "x").flags & wire::open_on_control);
+  hello.capabilities = wire::cap_block_acks;
+  EXPECT_FALSE(make_open(Direction::put, o, hello, SourceFacts{1000, 0}, "x").flags & wire::open_on_control);
+}
+
+TEST(Negotiate, ABlockSizeOverTheServersLimitIsAUsageError) {
+  ClientOptions o;
+  o.block_size = 8u << 20;
+  wire::HelloOk hello;
+  hello.max_block = 4u << 20;
+  EXPECT_THROW(make_open(Direction::get, o, hello, std::nullopt, "x"), Error);
+}
+
+TEST(Negotiate, TheClientWarnsOnlyWhenTheServersLimitCutTheStreams) {
+  ClientOptions o;
+  wire::Open open;
+  open.streams = 8;
+  wire::OpenOk ok;
+  ok.block_size = 1 << 20;
+  ok.has_admission = true;
+  ok.size = 100u << 20;
+  ok.streams = 2;
+  auto plan = client_plan(o, open, ok);
+  EXPECT_EQ(plan.settings.streams, 2);
+  EXPECT_NE(plan.warning.find("granted 2 of 8"), std::string::npos) << plan.warning;
+  ok.size = 2u << 20;  // two blocks: two streams are all the file needs
+  EXPECT_EQ(client_plan(o, open, ok).warning, "");
+}
+
+TEST(Negotiate, TheServerRefusesOpenFlagsItDoesNotKnow) {
+  wire::Open open;
+  open.block_size = 1 << 20;
+  open.flags = wire::open_overwrite | (1u << 20);
+  try {
+    server_settings(open, ServerPolicy{});
+    FAIL() << "unknown flag accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::protocol);
+    EXPECT_NE(std::string(e.what()).find("0x100000"), std::string::npos) << e.what();
+  }
+  open.flags = wire::known_open_flags;
+  EXPECT_NO_THROW(server_settings(open, ServerPolicy{}));
+}
+
+TEST(Negotiate, BlocksRelyOnTlsOnlyWhenBothEndsOfferedTlsBoundStreams) {
+  wire::Open open;
+  open.block_size = 1 << 20;
+  open.streams = 2;
+  wire::OpenOk ok;
+  ok.block_size = 1 << 20;
+  ok.size = 4u << 20;
+  // Both ends decide alike from the capabilities both confirmed; an older peer keeps Poly1305.
+  EXPECT_TRUE(server_settings(open, ServerPolicy{}, wire::our_capabilities).tls_bound_streams);
+  EXPECT_TRUE(client_plan(ClientOptions{}, open, ok, wire::our_capabilities).settings.tls_bound_streams);
+  const std::uint64_t older = wire::our_capabilities & ~std::uint64_t{wire::cap_tls_bound_streams};
+  EXPECT_FALSE(server_settings(open, ServerPolicy{}, older).tls_bound_streams);
+  EXPECT_FALSE(client_plan(ClientOptions{}, open, ok, older).settings.tls_bound_streams);
+}
+
+TEST(Negotiate, TheServerKeepsTheClientsStallTimeoutWithinBounds) {
+  wire::Open open;
+  open.block_size = 1 << 20;
+  open.stall_timeout_ms = 1;
+  EXPECT_EQ(server_settings(open, ServerPolicy{}).stall_timeout.count(), 400);
+  open.stall_timeout_ms = 5000;
+  EXPECT_EQ(server_settings(open, ServerPolicy{}).stall_timeout.count(), 5000);
+}
+
+TEST(Negotiate, AGetIsGrantedNoMoreStreamsThanBlocksOnlyForClientsThatTakeTheCount) {
+  wire::Open open;
+  open.block_size = 1 << 20;
+  open.streams = 8;
+  EXPECT_EQ(server_get_streams(open, wire::cap_admission, 3u << 20), 3);
+  EXPECT_EQ(server_get_streams(open, 0, 3u << 20), 8);
+}
+
+}  // namespace
+}  // namespace pxfer::transfer

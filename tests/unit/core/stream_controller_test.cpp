@@ -1,0 +1,153 @@
+// -p auto's controller (pxfer/stream_controller.hpp) against synthetic paths: each test is a rate
+// as a function of the stream count, sampled every 100 ms as the engine would.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "pxfer/core/stream_controller.hpp"
+
+namespace pxfer {
+namespace {
+
+using namespace std::chrono_literals;
+constexpr double Mbit = 1e6 / 8;  // bytes per second
+
+struct Path {
+  std::function<double(unsigned)> rate_Bps;  // aggregate for n streams
+  double rtt_ms = 50;
+  Clock::duration connect = 0ms;  // how long new streams take to move
+};
+
+// Runs the controller over `seconds` of a path; returns it for inspection.
+StreamController run(const Path& path, StreamControllerSettings settings, double seconds) {
+  const auto t0 = Clock::time_point{};
+  StreamController c(settings, t0);
+  double bytes = 0;
+  unsigned moving = c.target();
+  auto changed = t0;
+  for (auto t = t0 + 100ms; t <= t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds)); t += 100ms) {
+    if (moving != c.target() && t - changed >= path.connect) moving = c.target();
+    bytes += path.rate_Bps(moving) * 0.1;
+    PathSample s{t, static_cast<std::uint64_t>(bytes), moving, path.rtt_ms, static_cast<std::uint64_t>(bytes / 1448),
+                 static_cast<std::uint64_t>(bytes / 1448 / 10000), 0, false};
+    const auto before = c.target();
+    c.observe(s);
+    if (c.target() != before) changed = t;
+  }
+  return c;
+}
+
+// Each stream is held to 28 Mbit/s by loss (reno's 1/sqrt(p) law), the link carries 900.
+double loss_limited(unsigned n) { return std::min(n * 28.0, 900.0) * Mbit; }
+
+TEST(StreamController, GrowsWhileTheAggregateGrowsThenShedsStreamsThatOnlySteal) {
+  auto c = run({loss_limited}, {}, 30);
+  // 4 -> 8 -> 16 -> 32 doubled (the aggregate doubled each time); 64 gave 900 vs 896: shed back.
+  EXPECT_EQ(c.target(), 32);
+  EXPECT_TRUE(c.settled());
+  ASSERT_EQ(c.steps().size(), 5u);
+  EXPECT_EQ(c.steps()[0].to, 8);
+  EXPECT_EQ(c.steps()[2].to, 32);
+  EXPECT_EQ(c.steps().back().move, StreamMove::shed);
+  EXPECT_EQ(c.steps().back().from, 64);
+  EXPECT_NE(c.evidence().find("auto 32 (RTT 50 ms, loss 0.010 %, aggregate stopped growing at 32: 896 -> 900 Mbit/s with 64)"),
+            std::string::npos)
+      << c.evidence();
+}
+
+TEST(StreamController, ASaturatedPathKeepsTheStartingStreams) {
+  auto c = run({[](unsigned) { return 900 * Mbit; }}, {}, 10);
+  EXPECT_EQ(c.target(), 4);
+  ASSERT_EQ(c.steps().size(), 2u);
+  EXPECT_EQ(c.steps()[1].move, StreamMove::shed);
+  EXPECT_EQ(c.steps()[1].to, 4);
+}
+
+TEST(StreamController, ASmallGainIsKeptButEndsTheSearch) {
+  // Past 16 streams each adds little: 4 (160) -> 8 (320) -> 16 (640) -> 32 (688, +7.5 %): more
+  // than stealing, less than worth another step.
+  auto rate = [](unsigned n) { return (n <= 16 ? n * 40.0 : 640 + (n - 16) * 3.0) * Mbit; };
+  auto c = run({rate}, {}, 30);
+  EXPECT_TRUE(c.settled());
+  EXPECT_EQ(c.target(), 32);
+  EXPECT_EQ(c.steps().back().move, StreamMove::settle);
+}
+
+TEST(StreamController, StopsAtTheCeiling) {
+  StreamControllerSettings s;
+  s.ceiling = 8;
+  auto c = run({loss_limited}, s, 10);
+  EXPECT_EQ(c.target(), 8);
+  EXPECT_TRUE(c.settled());
+  EXPECT_NE(c.evidence().find("at the ceiling of 8"), std::string::npos) << c.evidence();
+}
+
+TEST(StreamController, HoldsInsteadOfSheddingWhenItCannot) {
+  StreamControllerSettings s;
+  s.can_shed = false;  // a get
+  auto c = run({[](unsigned) { return 900 * Mbit; }}, s, 10);
+  EXPECT_EQ(c.target(), 8);
+  EXPECT_EQ(c.steps().back().move, StreamMove::settle);
+}
+
+TEST(StreamController, MeasuresOnlyOnceTheNewStreamsMove) {
+  // Streams that take 2 s to connect: the phase of 8 starts when they move, not when asked for.
+  Path p{loss_limited, 50, 2s};
+  auto c = run(p, {}, 6);
+  ASSERT_GE(c.steps().size(), 2u);
+  EXPECT_GE(c.steps()[1].at_s, c.steps()[0].at_s + 2 + 0.5 + 1 - 0.1 - 1e-9);  // sampled every 0.1 s
+  EXPECT_NEAR(c.steps()[1].rate_Bps, 8 * 28 * Mbit, 1);  // never a mix of 4 and 8
+}
+
+TEST(StreamController, ALongPathMeasuresLonger) {
+  Path p{loss_limited, 150};
+  auto c = run(p, {}, 3);
+  ASSERT_EQ(c.steps().size(), 1u);
+  EXPECT_GE(c.steps()[0].at_s, 0.6 + 1.2 - 1e-9);  // 4 RTT of warm-up, 8 of measurement
+}
+
+TEST(StreamController, TellsHowFarItGotWhenTheTransferEndsEarly) {
+  auto c = run({loss_limited}, {}, 0.5);
+  EXPECT_TRUE(c.evidence().starts_with("auto 4 (RTT 50 ms, loss ")) << c.evidence();
+  EXPECT_TRUE(c.evidence().ends_with(", the transfer ended before a measurement)")) << c.evidence();
+  c = run({loss_limited}, {}, 2.0);
+  EXPECT_TRUE(c.evidence().ends_with(", still growing at 4: 112 Mbit/s)")) << c.evidence();
+  EXPECT_EQ(format_step(c.steps()[0]), "streams: 4 -> 8 streams (first measurement with 4 streams: 112 Mbit/s)");
+}
+
+TEST(StreamController, StopsDecidingInTheTransfersTail) {
+  StreamController c({}, Clock::time_point{});
+  PathSample s{Clock::time_point{} + 100ms, 1000, 4, 50, 0, 0, 0, true};
+  EXPECT_FALSE(c.observe(s));
+  EXPECT_TRUE(c.settled());
+  EXPECT_EQ(c.target(), 4);
+  for (int i = 2; i < 40; ++i) {
+    s.at += 100ms;
+    s.tail = false;
+    EXPECT_FALSE(c.observe(s));
+  }
+  EXPECT_EQ(c.evidence(), "auto 4 (RTT 50 ms, the transfer ended before a measurement)");
+}
+
+TEST(StreamController, APhaseLastsUntilEnoughBlocksMoved) {
+  StreamControllerSettings s;
+  s.min_phase_bytes = 32ull * 2 * 1024 * 1024;  // 32 blocks of 2 MiB: 4 streams at 112 Mbit/s take 4.8 s
+  auto c = run({loss_limited}, s, 4);
+  EXPECT_TRUE(c.steps().empty());
+  c = run({loss_limited}, s, 6);
+  ASSERT_EQ(c.steps().size(), 1u);
+  EXPECT_GE(c.steps()[0].at_s, 0.5 + 4.79);
+}
+
+TEST(StreamController, AStartAtTheCeilingIsSettled) {
+  StreamControllerSettings s;
+  s.start = 2;
+  s.ceiling = 2;  // a file of two blocks
+  StreamController c(s, Clock::time_point{});
+  EXPECT_TRUE(c.settled());
+  EXPECT_EQ(c.target(), 2);
+  EXPECT_EQ(c.evidence(), "auto 2 (at most 2 streams for this transfer)");
+}
+
+}  // namespace
+}  // namespace pxfer
