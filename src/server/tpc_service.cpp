@@ -18,6 +18,7 @@
 #include "net/frame_io.hpp"
 #include "net/tls.hpp"
 #include "pxfer/engine/peer_copy.hpp"
+#include "pxfer/engine/progress_listener.hpp"
 #include "pxfer/common/log_safe.hpp"
 #include "accounting.hpp"
 #include "pxfer/core/stream_count.hpp"

@@ -15,7 +15,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -91,8 +90,6 @@ std::vector<SocketState> established_sockets(std::uint16_t port) {
   const std::string p = std::to_string(port);
   const std::string command = "ss -tinmH state established '( sport = :" + p + " or dport = :" + p + " )' 2>/dev/null";
   const std::string text = capture_shell(command);
-  static const std::regex wscale(R"(wscale:(\d+),(\d+))");
-  static const std::regex skmem(R"(skmem:\(r\d+,rb(\d+),t\d+,tb(\d+))");
   static const std::set<std::string> flags{"ts", "sack", "ecn", "ecnseen", "fastopen", "cong_alg"};
   std::vector<SocketState> sockets;
   std::istringstream lines(text);
@@ -112,14 +109,18 @@ std::vector<SocketState> established_sockets(std::uint16_t port) {
       sockets.push_back(s);
     } else if (!sockets.empty()) {
       auto& s = sockets.back();
-      std::smatch m;
-      if (std::regex_search(line, m, wscale)) {
-        s.snd_wscale = std::stoi(m[1]);
-        s.rcv_wscale = std::stoi(m[2]);
+      // "wscale:7,7" and "skmem:(r0,rb131072,t0,tb2626560,...)"; sscanf rather than std::regex,
+      // whose GCC 12 code draws -Wmaybe-uninitialized false positives in the sanitizer build.
+      int snd = 0, rcv = 0;
+      if (auto at = line.find("wscale:"); at != std::string::npos && std::sscanf(line.c_str() + at, "wscale:%d,%d", &snd, &rcv) == 2) {
+        s.snd_wscale = snd;
+        s.rcv_wscale = rcv;
       }
-      if (std::regex_search(line, m, skmem)) {
-        s.rcvbuf = std::stol(m[1]);
-        s.sndbuf = std::stol(m[2]);
+      long rb = 0, tb = 0;
+      if (auto at = line.find("skmem:("); at != std::string::npos &&
+          std::sscanf(line.c_str() + at, "skmem:(r%*u,rb%ld,t%*u,tb%ld", &rb, &tb) == 2) {
+        s.rcvbuf = rb;
+        s.sndbuf = tb;
       }
       // The congestion control is the first bare word after skmem and the option flags.
       std::istringstream in(line);
