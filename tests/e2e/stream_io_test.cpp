@@ -9,7 +9,9 @@
 #include <random>
 #include <thread>
 
+#include "client/request_link.hpp"
 #include "pxfer/error.hpp"
+#include "pxfer/limits.hpp"
 #include "pxfer/stream_io.hpp"
 #include "support/e2e.hpp"
 
@@ -120,6 +122,79 @@ TEST_F(StreamIo, AWriteNeverClosedLeavesNothingBehind) {
   for (int i = 0; i < 100 && !names_in(root).empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_TRUE(names_in(root).empty()) << names_in(root).front();
   EXPECT_NE(server.log().find("streamed write abandoned"), std::string::npos);
+}
+
+// One session holds at most limits::stream_handles_per_session files: the next open is refused
+// (and the session goes on), a close makes room again; the writes all go with the session.
+TEST_F(StreamIo, HandlesPerSessionAreBoundedAndGoWithTheSession) {
+  {
+    RequestLink link(security(), std::chrono::seconds(5));
+    std::vector<std::uint32_t> handles;
+    auto open = [&](const std::string& name) {
+      return link.ask<wire::StreamOpenOk>(url(name), wire::StreamOpen{wire::StreamMode::write, 0, name}).handle;
+    };
+    for (std::uint32_t i = 0; i < limits::stream_handles_per_session; ++i) handles.push_back(open("h" + std::to_string(i)));
+    try {
+      open("one-more");
+      ADD_FAILURE() << "open number " << limits::stream_handles_per_session + 1 << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::usage) << e.what();
+    }
+    link.ask<wire::Done>(url(""), wire::StreamClose{handles.front()});
+    EXPECT_NE(open("one-more"), 0u) << "a close makes room";
+    EXPECT_EQ(names_in(root).size(), limits::stream_handles_per_session + 1) << "h0, and the temporaries of the others";
+  }
+  for (int i = 0; i < 100 && names_in(root).size() > 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(names_in(root), std::vector<std::string>{"h0"});
+}
+
+// Names leaving the export root (.., a symlink out of it) are refused for reading and writing, and
+// nothing is written outside.
+TEST_F(StreamIo, PathsStayBeneathTheExportRoot) {
+  const std::string outside = dir.subdir("outside");
+  make_file(outside + "/secret.bin", 100, 4);
+  ASSERT_EQ(::symlink(outside.c_str(), (root + "/out").c_str()), 0);
+  for (const std::string path : {"../outside/secret.bin", "out/secret.bin"}) {
+    SCOPED_TRACE(path);
+    RequestLink link(security(), std::chrono::seconds(5));
+    for (auto mode : {wire::StreamMode::read, wire::StreamMode::write}) {
+      const std::string name = mode == wire::StreamMode::read ? path : path + ".new";
+      EXPECT_THROW(link.ask<wire::StreamOpenOk>(url(""), wire::StreamOpen{mode, 0, name}), Error);
+    }
+  }
+  EXPECT_EQ(names_in(outside), std::vector<std::string>{"secret.bin"});
+}
+
+// A streamed write counts against --max-unfinished-per-identity as it grows, and gives the bytes
+// back at its close; --max-file-size stops it. A refused write leaves the file as it was.
+TEST(StreamIoLimits, UnfinishedSpaceAndFileSizeHoldStreamedWrites) {
+  TempDir dir;
+  const std::string root = dir.subdir("root");
+  ServerProcess server(root, "127.0.0.1:0",
+                       {"--insecure-no-auth", "--max-unfinished-per-identity", "1000", "--max-file-size", "800"});
+  const ClientSecurity security{"", server.fingerprint(), "/dev/null", "", "", ""};
+  const auto bytes = random_bytes(600, 5);
+  RemoteFile a = RemoteFile::open_write(security, *parse_url(server.url("a.bin")), {});
+  RemoteFile b = RemoteFile::open_write(security, *parse_url(server.url("b.bin")), {});
+  a.write_at(0, bytes);
+  try {
+    b.write_at(0, bytes);  // 1200 unfinished bytes
+    ADD_FAILURE() << "a write past --max-unfinished-per-identity was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::local_io) << e.what();
+    EXPECT_NE(std::string(e.what()).find("max-unfinished-per-identity"), std::string::npos) << e.what();
+  }
+  a.close();  // its 600 bytes are finished now
+  b.write_at(0, bytes);
+  try {
+    b.write_at(600, std::span(bytes).first(300));  // 900 bytes
+    ADD_FAILURE() << "a write past --max-file-size was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::usage) << e.what();
+  }
+  b.close();
+  EXPECT_EQ(file_size(root + "/a.bin"), 600u);
+  EXPECT_EQ(file_size(root + "/b.bin"), 600u);
 }
 
 }  // namespace
