@@ -70,7 +70,7 @@ class Handlers {
   Handlers(const SessionContext& cx, std::shared_ptr<Connection> conn, const SessionRights& rights, std::uint64_t caps,
            const std::string& agent)
       : cx_(cx), conn_(std::move(conn)), rights_(rights), caps_(caps), who_{rights.identity, agent},
-        streams_(cx.options, cx.root, cx.transfers.unfinished(), rights, conn_->peer()) {}
+        streams_(cx.options, cx.root, cx.transfers.unfinished(), cx.transfers.pacing_stop(), rights, conn_->peer()) {}
 
   awaitable<void> operator()(wire::Open& m) {
     const bool denied = co_await refused(m.path, m.direction == wire::Direction::put);

@@ -37,8 +37,9 @@ void refuse_directory(const Directory& root, const std::string& path) {
 }  // namespace
 
 StreamFiles::StreamFiles(const ServerOptions& options, const Directory& root, UnfinishedSpace& unfinished,
-                         const SessionRights& rights, std::string peer)
-    : options_(options), root_(root), unfinished_(unfinished), rights_(rights), peer_(std::move(peer)) {}
+                         const PacingStop* pacing_stop, const SessionRights& rights, std::string peer)
+    : options_(options), root_(root), unfinished_(unfinished), pacing_stop_(pacing_stop), rights_(rights),
+      peer_(std::move(peer)) {}
 
 // Each unclosed write's sink removes its temporary as it goes: nothing appears under its name.
 StreamFiles::~StreamFiles() {
@@ -67,6 +68,7 @@ std::unique_ptr<StreamFiles::Handle> StreamFiles::open_for_write(const wire::Str
   sink.sync = (m.flags & wire::open_sync) != 0;
   sink.stale_after_seconds = options_.partial_max_age.count();
   sink.write_pacer = options_.emulate_disk_rate > 0 ? emulated_disk() : nullptr;
+  sink.pacing_stop = pacing_stop_;
   sink.max_file_size = options_.max_file_size;
   sink.reserve = false;  // its size is not known: each write extends it (FileSink::extend)
   h->sink = std::make_unique<FileSink>(root_, m.path, 0, sink);

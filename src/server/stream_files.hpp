@@ -20,9 +20,10 @@ namespace pxfer::server {
 class StreamFiles {
  public:
   // `rights` and the rest outlive it (the session's). Writes count against `unfinished` as they
-  // grow (--max-unfinished-per-identity) and stop at --max-file-size.
+  // grow (--max-unfinished-per-identity), stop at --max-file-size, and a write paced by
+  // --emulate-disk-rate gives up when `pacing_stop` is due (the server stopping).
   StreamFiles(const ServerOptions& options, const Directory& root, UnfinishedSpace& unfinished,
-              const SessionRights& rights, std::string peer);
+              const PacingStop* pacing_stop, const SessionRights& rights, std::string peer);
   StreamFiles(const StreamFiles&) = delete;
   StreamFiles& operator=(const StreamFiles&) = delete;
   ~StreamFiles();
@@ -42,6 +43,7 @@ class StreamFiles {
   const ServerOptions& options_;
   const Directory& root_;
   UnfinishedSpace& unfinished_;
+  const PacingStop* pacing_stop_;
   const SessionRights& rights_;
   const std::string peer_;
   std::map<std::uint32_t, std::unique_ptr<Handle>> open_;
