@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <dirent.h>
+#include <signal.h>
 
+#include <filesystem>
 #include <random>
 #include <thread>
 
@@ -195,6 +197,33 @@ TEST(StreamIoLimits, UnfinishedSpaceAndFileSizeHoldStreamedWrites) {
   b.close();
   EXPECT_EQ(file_size(root + "/a.bin"), 600u);
   EXPECT_EQ(file_size(root + "/b.bin"), 600u);
+}
+
+// A reload that makes the identity read-only reaches a write it opened before: its next write and
+// its close are refused, and nothing appears under the name (each request is authorized again).
+TEST(StreamIoLimits, AReloadThatTakesWriteAccessStopsAnOpenWrite) {
+  TempDir dir;
+  const std::string root = dir.subdir("root"), etc = dir.subdir("etc");
+  const std::string tokens = etc + "/tokens", access = etc + "/access";
+  const std::string token = create_token("alice", tokens);
+  write_private(access, "alice / rw\n");
+  ServerProcess server(root, "127.0.0.1:0", {"--tokens", tokens, "--access", access});
+  const ClientSecurity security{"", server.fingerprint(), "/dev/null", token, "", ""};
+  RemoteFile out = RemoteFile::open_write(security, *parse_url(server.url("w.bin")), {});
+  out.write_at(0, random_bytes(100, 6));
+  write_private(access, "alice / ro\n");
+  ::kill(server.pid(), SIGHUP);
+  for (int i = 0; i < 500 && server.log().find("reloaded:") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_NE(server.log().find("reloaded:"), std::string::npos) << server.log();
+  try {
+    out.write_at(100, random_bytes(100, 7));
+    ADD_FAILURE() << "a write after the reload took write access was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::permission) << e.what();
+  }
+  EXPECT_THROW(out.close(), Error);
+  EXPECT_FALSE(std::filesystem::exists(root + "/w.bin"));
 }
 
 }  // namespace
