@@ -115,6 +115,13 @@ int main(int argc, char** argv) {
   small_data.tag.fill(0x77);
   small_data.data = Blob(std::vector<std::uint8_t>(300, 0x3c));
   write(dir, "small_data", encode(small_data));
+  // Streamed I/O (cap_stream_io): one seed per frame, with bytes where a frame carries them.
+  write(dir, "stream_open", encode(StreamOpen{StreamMode::write, open_overwrite, "atlas/streamed.root"}));
+  write(dir, "stream_open_ok", encode(StreamOpenOk{1, 4578, 1700000000123456789}));
+  write(dir, "stream_read", encode(StreamRead{1, 4096, 4 << 20}));
+  write(dir, "stream_data", encode(StreamData{1, 4096, 1, Blob(std::vector<std::uint8_t>(482, 0x2e))}));
+  write(dir, "stream_write", encode(StreamWrite{1, 0, Blob(std::vector<std::uint8_t>(300, 0x4b))}));
+  write(dir, "stream_close", encode(StreamClose{1}));
   write(dir, "ack", encode(Ack{4 << 20, 1 << 20}));
   write(dir, "end", encode(End{}));
   Commit commit;

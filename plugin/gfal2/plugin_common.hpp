@@ -16,6 +16,14 @@ namespace pxfer::gfal {
 inline constexpr const char* plugin_name = "pxfer";
 inline constexpr const char* config_group = "PXFER";  // /etc/gfal2.d/pxfer_plugin.conf, -D "PXFER:KEY=VALUE"
 
+// gfal_plugin_init's plugin_data: the context gfal2 loaded the plugin into.
+struct Plugin {
+  gfal2_context_t context;
+};
+inline gfal2_context_t context_of(plugin_handle h) { return static_cast<Plugin*>(h)->context; }
+// "pxfer-0.2.0": getName's answer, and the name gfal2 routes an open handle's calls by.
+const char* plugin_versioned_name();
+
 GQuark quark();
 bool is_pxfer_url(const char* url);
 Url parse_pxfer_url(const char* url);  // throws Error(usage)
@@ -58,6 +66,9 @@ int guarded(GError** err, const char* function, F&& body) {
   }
   return -1;
 }
+
+// gfal2's open/read/write/lseek/pread/pwrite/close (plugin_stream.cpp) into its interface.
+void add_stream_io(gfal_plugin_interface& p);
 
 // gfal2's copy entry points (plugin_copy.cpp).
 int check_copy_urls(plugin_handle handle, gfal2_context_t context, const char* src, const char* dst,

@@ -1,5 +1,6 @@
 // gfal_plugin_init and the namespace half of the pxfer gfal2 plugin: every call goes through
 // pxfer::RemoteNamespace (pxfer/namespace.hpp), the same code `pxfer ls/stat/mkdir/rm/mv/sum` runs.
+// The streamed I/O half is plugin_stream.cpp, the copies plugin_copy.cpp.
 #include <dirent.h>
 #include <strings.h>
 #include <unistd.h>
@@ -15,12 +16,6 @@
 
 namespace pxfer::gfal {
 namespace {
-
-struct Plugin {
-  gfal2_context_t context;
-};
-
-gfal2_context_t context_of(plugin_handle h) { return static_cast<Plugin*>(h)->context; }
 
 RemoteNamespace open_namespace(plugin_handle h, const char* url) {
   gfal2_context_t c = context_of(h);
@@ -45,10 +40,7 @@ struct OpenDirectory {
   struct dirent current {};
 };
 
-const char* get_name() {
-  static const std::string name = std::string(plugin_name) + "-" + version;  // "pxfer-0.2.0", as gfal2 plugins name themselves
-  return name.c_str();
-}
+const char* get_name() { return plugin_versioned_name(); }
 
 void delete_plugin(plugin_handle h) { delete static_cast<Plugin*>(h); }
 
@@ -67,6 +59,7 @@ gboolean check_url(plugin_handle, const char* url, plugin_mode mode, GError**) {
     case GFAL_PLUGIN_CHMOD:
     case GFAL_PLUGIN_GETXATTR:
     case GFAL_PLUGIN_LISTXATTR:
+    case GFAL_PLUGIN_OPEN:
     case GFAL_PLUGIN_CHECKSUM: return TRUE;
     default: return FALSE;
   }
@@ -210,6 +203,11 @@ int closedir_url(plugin_handle, gfal_file_handle fh, GError**) {
 
 }  // namespace
 
+const char* plugin_versioned_name() {
+  static const std::string name = std::string(plugin_name) + "-" + version;  // "pxfer-0.2.0", as gfal2 plugins name themselves
+  return name.c_str();
+}
+
 }  // namespace pxfer::gfal
 
 extern "C" __attribute__((visibility("default"))) gfal_plugin_interface gfal_plugin_init(gfal2_context_t context,
@@ -241,5 +239,6 @@ extern "C" __attribute__((visibility("default"))) gfal_plugin_interface gfal_plu
   p.check_plugin_url_transfer = check_copy_urls;
   p.copy_file = copy_file;
   p.copy_bulk = copy_bulk;
+  add_stream_io(p);
   return p;
 }

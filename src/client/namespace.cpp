@@ -2,88 +2,44 @@
 // single-threaded io_context (so the gfal2 plugin can call it from whatever thread gfal2 uses).
 #include "pxfer/client/namespace.hpp"
 
-#include <boost/asio/co_spawn.hpp>
-
-#include "connect.hpp"
-#include "net/frame_io.hpp"
 #include "path_names.hpp"
 #include "pxfer/common/error.hpp"
+#include "request_link.hpp"
 
 namespace pxfer {
 namespace {
-
-namespace asio = boost::asio;
 
 RemoteEntry entry_from(const wire::ListEntry& e, std::string name) {
   return RemoteEntry{std::move(name), e.kind, e.size, e.mode & 07777, e.mtime_ns};
 }
 
-bool needs_namespace_capability(const wire::Message& m) {
-  return std::holds_alternative<wire::Stat>(m) || std::holds_alternative<wire::Rename>(m) ||
-         std::holds_alternative<wire::RemoveTree>(m) || std::holds_alternative<wire::ListChildren>(m);
+// STAT, RENAME, REMOVE_TREE and LIST_CHILDREN came with cap_namespace.
+RequestLink::Needs needs_of(const wire::Message& m) {
+  const bool namespace_request = std::holds_alternative<wire::Stat>(m) || std::holds_alternative<wire::Rename>(m) ||
+                                 std::holds_alternative<wire::RemoveTree>(m) ||
+                                 std::holds_alternative<wire::ListChildren>(m);
+  return namespace_request ? RequestLink::Needs{wire::cap_namespace, "stat, mv and rm -r"} : RequestLink::Needs{};
 }
 
 }  // namespace
 
+// The requests over one kept connection (request_link.hpp), each checked for the capability it needs.
 struct RemoteNamespace::State {
-  State(ClientSecurity security, std::chrono::milliseconds timeout)
-      : trust(std::make_shared<ClientTrust>(std::move(security))), connect_timeout(timeout) {}
-
-  // Arguments by reference: the caller's locals outlive the run (g++ 12 and temporaries).
-  net::awaitable<void> exchange(const Url& url, const wire::Message& request, std::vector<wire::Message>& replies) {
-    if (!link || link->authority != url.authority()) {
-      link.reset();
-      ControlLink opened = co_await open_control(url, connect_timeout, trust);
-      link = std::move(opened);
-    }
-    if (needs_namespace_capability(request) && !(link->hello.capabilities & wire::cap_namespace))
-      throw Error(Errc::protocol, link->authority + ": this pxferd predates stat, mv and rm -r (no " +
-                                      wire::type_name(wire::type_of(request)) + "); upgrade the server");
-    co_await net::send_message(*link->connection, request);
-    for (;;) {
-      wire::Message reply = co_await net::read_message(*link->connection);
-      auto* part = std::get_if<wire::Listing>(&reply);
-      const bool more = part && part->more;
-      replies.push_back(std::move(reply));
-      if (!more) break;
-      if (replies.size() * (wire::max_control_payload / wire::min_entry_bytes) > 4 * wire::max_list_entries)
-        throw Error(Errc::protocol, link->authority + ": sent too many LISTING frames for one LIST");
-    }
-  }
-
-  // The request's answers (several LISTING frames for a LIST); the link is dropped after a failure
-  // of the exchange itself, kept after the server's refusal (an ERROR answer).
+  State(ClientSecurity security, std::chrono::milliseconds timeout) : link(std::move(security), timeout) {}
   std::vector<wire::Message> request(const Url& url, const wire::Message& message) {
-    std::vector<wire::Message> replies;
-    std::exception_ptr failure;
-    asio::co_spawn(ioc, exchange(url, message, replies), [&](std::exception_ptr e) { failure = e; });
-    ioc.restart();
-    ioc.run();
-    if (failure) {
-      link.reset();
-      std::rethrow_exception(failure);
-    }
-    return replies;
+    return link.request(url, message, needs_of(message));
   }
-
   template <class T>
   T ask(const Url& url, const wire::Message& message) {
-    auto replies = request(url, message);
-    return net::expect<T>(std::move(replies.front()), url.authority());
+    return link.ask<T>(url, message, needs_of(message));
   }
-
-  asio::io_context ioc;
-  std::shared_ptr<ClientTrust> trust;
-  std::chrono::milliseconds connect_timeout;
-  std::optional<ControlLink> link;
+  RequestLink link;
 };
 
 RemoteNamespace::RemoteNamespace(ClientSecurity security, std::chrono::milliseconds connect_timeout)
     : state_(std::make_unique<State>(std::move(security), connect_timeout)) {}
 
-RemoteNamespace::~RemoteNamespace() {
-  if (state_->link) state_->link->connection->close();
-}
+RemoteNamespace::~RemoteNamespace() = default;  // the link closes its connection
 
 RemoteEntry RemoteNamespace::stat(const Url& url) {
   auto ok = state_->ask<wire::StatOk>(url, wire::Stat{url.path});

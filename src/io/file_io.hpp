@@ -2,6 +2,7 @@
 // Files at both ends of a transfer: the source read at offsets, and the sink written at offsets
 // into a preallocated temporary file that only becomes the final name after it was verified.
 #include "pxfer/io/layer.hpp"
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -205,6 +206,9 @@ class FileSink {
   ~FileSink();  // like abandon(): keeps a resumable partial file, removes anything else
 
   void write_at(std::uint64_t offset, std::span<const std::uint8_t> data);
+  // A file whose size is not known at its creation (a streamed write, server/stream_files.hpp: made
+  // with size 0 and reserve off) grows to `size` bytes before a write_at reaches that far.
+  void extend(std::uint64_t size) { size_ = std::max(size_, size); }
   void read_at(std::uint64_t offset, std::span<std::uint8_t> out) const;
   // Block `index` is written in full (its Adler-32 given): with sync it is made durable first;
   // with resume the journal records it.

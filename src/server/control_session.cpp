@@ -7,6 +7,7 @@
 
 #include "data_connection.hpp"
 #include "live_sessions.hpp"
+#include "stream_files.hpp"
 #include "io/namespace_ops.hpp"
 #include "io/tree.hpp"
 #include "net/frame_io.hpp"
@@ -68,7 +69,8 @@ class Handlers {
  public:
   Handlers(const SessionContext& cx, std::shared_ptr<Connection> conn, const SessionRights& rights, std::uint64_t caps,
            const std::string& agent)
-      : cx_(cx), conn_(std::move(conn)), rights_(rights), caps_(caps), who_{rights.identity, agent} {}
+      : cx_(cx), conn_(std::move(conn)), rights_(rights), caps_(caps), who_{rights.identity, agent},
+        streams_(cx.options, cx.root, cx.transfers.unfinished(), cx.transfers.pacing_stop(), rights, conn_->peer()) {}
 
   awaitable<void> operator()(wire::Open& m) {
     const bool denied = co_await refused(m.path, m.direction == wire::Direction::put);
@@ -216,6 +218,25 @@ class Handlers {
     if (denied) co_return;
     co_await cx_.tpc.start(*conn_, rights_, who_.agent, m);
   }
+  // Streamed I/O (stream_files.hpp): an open is authorized as OPEN is; each request then names one of
+  // this session's handles and is answered (or refused) on the blocking pool.
+  awaitable<void> operator()(wire::StreamOpen& m) {
+    const bool denied = co_await refused(m.path, m.mode == wire::StreamMode::write);
+    if (denied) co_return;
+    co_await stream_request(m);
+  }
+  awaitable<void> operator()(wire::StreamRead& m) { co_await stream_request(m); }
+  awaitable<void> operator()(wire::StreamWrite& m) { co_await stream_request(m); }
+  awaitable<void> operator()(wire::StreamClose& m) { co_await stream_request(m); }
+  template <class Request>
+  awaitable<void> stream_request(Request& m) {
+    if (!(caps_ & wire::cap_stream_io)) throw Error(Errc::protocol, "unexpected STREAM_* frame without cap_stream_io");
+    wire::Message answer;
+    std::function<void()> serve = [&] { answer = streams_.serve(m); };
+    auto failed = co_await off_thread(serve);
+    if (failed) answer = done_or_error(failed);
+    co_await reply(answer);
+  }
   // INFO (pxfer doctor, --auto): the host's TCP settings and the server's load.
   awaitable<void> operator()(wire::InfoRequest&) {
     auto entries = to_entries(read_host_settings(conn_->socket().native_handle()));
@@ -326,6 +347,7 @@ class Handlers {
   const std::uint64_t caps_;
   const TransferService::Who who_;
   std::shared_ptr<SmallChannels::Slot> channel_;  // SMALL_CHANNEL's; the channel closes with the session
+  StreamFiles streams_;  // STREAM_OPEN's handles; an unclosed write's temporary goes with the session
 };
 
 // AUTH after HELLO_OK: the rights of the session, or nothing (the client was told why).

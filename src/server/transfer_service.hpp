@@ -77,6 +77,10 @@ class TransferService {
   Running running() const;
   // MKDIR made `path` (it did not exist): small files put into it skip the lookups of their names.
   void directory_made(const std::string& path) { made_directories_.made(path); }
+  // --max-unfinished-per-identity, which streamed writes (stream_files.hpp) count against as puts do.
+  UnfinishedSpace& unfinished() { return unfinished_; }
+  // When a paced write gives up (stop_pacing_at): streamed writes stop with the transfers.
+  const PacingStop* pacing_stop() const { return &pacing_stop_; }
 
  private:
   void refuse_if_draining() const;

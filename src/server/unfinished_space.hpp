@@ -69,6 +69,18 @@ class UnfinishedSpace {
     return claim;
   }
 
+  // `bytes` more for a claim that grows with its file (a streamed write, stream_files.hpp: its size is
+  // known only as its bytes come), or throws as take() does; the claim is unchanged then.
+  void grow(Claim& claim, const std::string& identity, std::uint64_t bytes, const std::string& path) {
+    Claim more = take(identity, bytes, path);
+    if (!more.state_) return;
+    if (!claim.state_) {
+      claim = std::move(more);
+      return;
+    }
+    claim.bytes_ += std::exchange(more.bytes_, 0);  // `more` gives nothing back when it goes
+  }
+
  private:
   std::shared_ptr<State> state_;
   const std::uint64_t cap_;

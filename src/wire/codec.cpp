@@ -75,6 +75,16 @@ bool valid(const GetSmall& g) { return g.checksum <= last_checksum_algo; }
 bool valid(const GetSmallOk& g) {
   return g.too_large <= 1 && (g.code != 0 || g.too_large || g.data.size() == g.size || g.data.empty());
 }
+// A stream's mode is read or write; only a write takes flags (open_overwrite, open_sync).
+bool valid(const StreamOpen& s) {
+  if (s.mode == StreamMode::read) return s.flags == 0;
+  return s.mode == StreamMode::write && (s.flags & ~(open_overwrite | open_sync)) == 0;
+}
+bool valid(const StreamOpenOk& s) { return s.handle != 0; }
+bool valid(const StreamRead& s) { return s.handle != 0 && s.length <= max_stream_chunk; }
+bool valid(const StreamData& s) { return s.eof <= 1; }
+bool valid(const StreamWrite& s) { return s.handle != 0; }
+bool valid(const StreamClose& s) { return s.handle != 0; }
 bool valid(const Listing& l) {
   if (l.more > 1) return false;
   for (const auto& e : l.entries)

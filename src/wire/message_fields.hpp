@@ -368,6 +368,36 @@ template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std
   for (auto& b : m.tag) io.u8(b);
   io.blob(m.data, max_small_file);
 }
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, StreamOpen> {
+  if constexpr (std::is_same_v<IO, Decode>) enum8(io, m.mode);
+  else io.u8(static_cast<std::uint8_t>(m.mode));
+  io.u32(m.flags);
+  io.str(m.path, max_path_length);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, StreamOpenOk> {
+  io.u32(m.handle);
+  io.u64(m.size);
+  mtime(io, m.mtime_ns);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, StreamRead> {
+  io.u32(m.handle);
+  io.u64(m.offset);
+  io.u32(m.length);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, StreamData> {
+  io.u32(m.handle);
+  io.u64(m.offset);
+  io.u8(m.eof);
+  io.blob(m.data, max_stream_chunk);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, StreamWrite> {
+  io.u32(m.handle);
+  io.u64(m.offset);
+  io.blob(m.data, max_stream_chunk);
+}
+template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, StreamClose> {
+  io.u32(m.handle);
+}
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Ping> { io.u64(m.nonce); }
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Pong> { io.u64(m.nonce); }
 

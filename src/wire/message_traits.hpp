@@ -71,6 +71,12 @@ template <> struct Traits<GetSmallOk> : Row<FrameType::get_small_ok, max_small_p
 template <> struct Traits<SmallChannel> : Row<FrameType::small_channel, 0> { static constexpr const char* name = "SMALL_CHANNEL"; };
 template <> struct Traits<SmallChannelOk> : Row<FrameType::small_channel_ok, token_size> { static constexpr const char* name = "SMALL_CHANNEL_OK"; };
 template <> struct Traits<SmallData> : Row<FrameType::small_data, 4 + block_tag_size + 4 + max_small_file> { static constexpr const char* name = "SMALL_DATA"; };
+template <> struct Traits<StreamOpen> : Row<FrameType::stream_open, max_control_payload> { static constexpr const char* name = "STREAM_OPEN"; };
+template <> struct Traits<StreamOpenOk> : Row<FrameType::stream_open_ok, 20> { static constexpr const char* name = "STREAM_OPEN_OK"; };
+template <> struct Traits<StreamRead> : Row<FrameType::stream_read, 16> { static constexpr const char* name = "STREAM_READ"; };
+template <> struct Traits<StreamData> : Row<FrameType::stream_data, 4 + 8 + 1 + 4 + max_stream_chunk> { static constexpr const char* name = "STREAM_DATA"; };
+template <> struct Traits<StreamWrite> : Row<FrameType::stream_write, 4 + 8 + 4 + max_stream_chunk> { static constexpr const char* name = "STREAM_WRITE"; };
+template <> struct Traits<StreamClose> : Row<FrameType::stream_close, 4> { static constexpr const char* name = "STREAM_CLOSE"; };
 
 // Two messages on one frame type (as two branches once chose 34 and 35 each) do not compile.
 template <std::size_t... I>

@@ -14,6 +14,7 @@
 #include "wire/blob.hpp"
 #include "wire/sizes.hpp"
 #include "wire/small_messages.hpp"
+#include "wire/stream_messages.hpp"
 
 namespace pxfer::wire {
 
@@ -73,6 +74,13 @@ enum class FrameType : std::uint16_t {
   small_channel = 50,     // client -> server: a channel for this control connection's small files
   small_channel_ok = 51,  // server -> client: the token the channel's ATTACH names
   small_data = 52,        // on the channel, either way: one small file's bytes and their Poly1305 tag
+  // Streamed I/O (cap_stream_io, wire/stream_messages.hpp): a file read or written piecewise.
+  stream_open = 53,     // client -> server: open a file for reading or for writing a new one
+  stream_open_ok = 54,  // server -> client: its handle (and size, for a read)
+  stream_read = 55,     // client -> server: bytes at an offset of a handle
+  stream_data = 56,     // server -> client: those bytes
+  stream_write = 57,    // client -> server: bytes at an offset of a write handle (DONE)
+  stream_close = 58,    // client -> server: release a handle; a write's file goes in place (DONE)
 };
 
 // Capability bits offered in HELLO and HELLO_OK; the session uses the intersection.
@@ -97,10 +105,11 @@ enum Capability : std::uint64_t {
   // SMALL_CHANNEL: the bytes of PUT_SMALL and GET_SMALL_OK move on one data connection of the
   // control connection's own, each file's under a Poly1305 tag (docs/protocol.md "Small files").
   cap_small_channel = 1u << 9,
+  cap_stream_io = 1u << 10,  // the server answers STREAM_OPEN, STREAM_READ, STREAM_WRITE, STREAM_CLOSE
 };
 inline constexpr std::uint64_t our_capabilities = cap_block_acks | cap_admission | cap_on_control | cap_heartbeat |
                                                   cap_namespace | cap_tpc | cap_small_files | cap_tls_bound_streams |
-                                                  cap_kept_streams | cap_small_channel;
+                                                  cap_kept_streams | cap_small_channel | cap_stream_io;
 
 enum class Direction : std::uint8_t { put = 1, get = 2 };
 enum OpenFlags : std::uint32_t {
@@ -383,7 +392,8 @@ using Message = std::variant<Hello, HelloOk, Open, OpenOk, Attach, AttachOk, Ack
                              ErrorMsg, Ping, Pong, Stats, InfoRequest, Info, Remove, Done, List, Listing, Mkdir, Queued,
                              Auth, AuthOk, Have, Sum, SumOk, SetAttributes, Stat, StatOk, Rename, RemoveTree, ListChildren,
                              AttachChallenge, AttachProof, TpcGrantRequest, TpcGrant, TpcStart, TpcProgress, TpcDone,
-                             PutSmall, PutSmallOk, GetSmall, GetSmallOk, SmallChannel, SmallChannelOk, SmallData>;
+                             PutSmall, PutSmallOk, GetSmall, GetSmallOk, SmallChannel, SmallChannelOk, SmallData,
+                             StreamOpen, StreamOpenOk, StreamRead, StreamData, StreamWrite, StreamClose>;
 
 // Splits a listing into LISTING frames that each fit max_control_payload; the last has more = 0.
 // An empty listing is one frame with no entries.

@@ -90,6 +90,13 @@ inline constexpr unsigned blocking_workers_kept_free = 1;
 // system fail for ~13 s). A full file system still fails a put within a window of its last write.
 inline constexpr std::uint64_t reservation_window = 64ull << 20;
 
+// Streamed I/O (STREAM_OPEN ..., the gfal2 plugin's open/read/write): the bytes one STREAM_READ
+// may ask for and one STREAM_WRITE may carry (the plugin reads ahead by this much, so gfal-cat
+// makes one round trip per 4 MiB), and the files one control session may hold open at once (each
+// costs pxferd a descriptor, and a write a temporary file).
+inline constexpr std::uint32_t max_stream_chunk = 4u << 20;
+inline constexpr std::uint32_t stream_handles_per_session = 16;
+
 // Blocks of a file of `size` bytes: the last may be shorter; an empty file has none.
 constexpr std::uint64_t block_count(std::uint64_t size, std::uint32_t block_size) {
   return block_size == 0 ? 0 : size / block_size + (size % block_size != 0);

@@ -92,6 +92,12 @@ auto fields_of(const GetSmallOk& m) {
 auto fields_of(const SmallChannel&) { return std::tuple<>(); }
 auto fields_of(const SmallChannelOk& m) { return std::tie(m.token); }
 auto fields_of(const SmallData& m) { return std::tie(m.id, m.tag, m.data); }
+auto fields_of(const StreamOpen& m) { return std::tie(m.mode, m.flags, m.path); }
+auto fields_of(const StreamOpenOk& m) { return std::tie(m.handle, m.size, m.mtime_ns); }
+auto fields_of(const StreamRead& m) { return std::tie(m.handle, m.offset, m.length); }
+auto fields_of(const StreamData& m) { return std::tie(m.handle, m.offset, m.eof, m.data); }
+auto fields_of(const StreamWrite& m) { return std::tie(m.handle, m.offset, m.data); }
+auto fields_of(const StreamClose& m) { return std::tie(m.handle); }
 
 // Same alternative, every field equal, and the same bytes (the encoding is canonical:
 // fixed-width fields, length-prefixed strings).
@@ -222,7 +228,13 @@ Message sample_of() {
     SmallData d{0x0a0b0c0du, {}, {0x10, 0x20, 0x30}};
     for (std::size_t i = 0; i < d.tag.size(); ++i) d.tag[i] = static_cast<std::uint8_t>(0xa0 + i);
     return d;
-  } else if constexpr (std::is_same_v<M, End> || std::is_same_v<M, Done> || std::is_same_v<M, InfoRequest> ||
+  } else if constexpr (std::is_same_v<M, StreamOpen>) return StreamOpen{StreamMode::write, open_overwrite | open_sync, "atlas/f 3.root"};
+  else if constexpr (std::is_same_v<M, StreamOpenOk>) return StreamOpenOk{0x01020304u, 0x0102030405ull, -1234567890123456789ll};
+  else if constexpr (std::is_same_v<M, StreamRead>) return StreamRead{7, 0x0102030405ull, max_stream_chunk};
+  else if constexpr (std::is_same_v<M, StreamData>) return StreamData{7, 0x0102030405ull, 1, {0x01, 0x02, 0x03}};
+  else if constexpr (std::is_same_v<M, StreamWrite>) return StreamWrite{9, 0x0a0b0c0dull, {0xff, 0x00}};
+  else if constexpr (std::is_same_v<M, StreamClose>) return StreamClose{9};
+  else if constexpr (std::is_same_v<M, End> || std::is_same_v<M, Done> || std::is_same_v<M, InfoRequest> ||
                        std::is_same_v<M, SmallChannel>)
     return M{};  // no fields
   else static_assert(always_false<M>, "give the new message a sample with every field set");
@@ -393,7 +405,8 @@ TEST(WireCodec, HeadAndLeftOutBytesAreTheWholeFrame) {
     if (!tail.empty()) {
       ++left_out;
       const FrameType t = type_of(m);
-      EXPECT_TRUE(t == FrameType::put_small || t == FrameType::get_small_ok || t == FrameType::small_data);
+      EXPECT_TRUE(t == FrameType::put_small || t == FrameType::get_small_ok || t == FrameType::small_data ||
+                  t == FrameType::stream_data || t == FrameType::stream_write);
     }
   }
   EXPECT_GE(left_out, 3u);
@@ -549,7 +562,8 @@ TEST(WireCodec, PayloadLimitsPerType) {
   // Fixed-size messages fill their limit exactly.
   for (const auto& m : sample_messages()) {
     FrameType t = type_of(m);
-    if (max_payload(t) != max_control_payload && max_payload(t) != max_small_payload && t != FrameType::small_data) {
+    const bool carries_bytes = t == FrameType::small_data || t == FrameType::stream_data || t == FrameType::stream_write;
+    if (max_payload(t) != max_control_payload && max_payload(t) != max_small_payload && !carries_bytes) {
       EXPECT_EQ(encode(m).size() - header_size, max_payload(t)) << type_name(t);
     }
   }
@@ -1161,6 +1175,39 @@ TEST(WireCodecSmallFiles, AGetAnswerWhoseDataDiffersFromItsSizeIsBadField) {
   EXPECT_EQ(decode_frame(encode(ok)), DecodeStatus::ok);
   ok.too_large = 2;
   EXPECT_EQ(decode_frame(encode(ok)), DecodeStatus::bad_field);
+}
+
+// Streamed I/O (cap_stream_io): a whole chunk of max_stream_chunk bytes decodes in both directions,
+// one byte more is refused, and values out of range (a mode, flags on a read, handle 0, a read
+// longer than a chunk, eof not 0 or 1) are bad fields.
+TEST(WireCodecStreamIo, AWholeChunkRoundTripsAndOneByteMoreIsRefused) {
+  const Blob chunk(std::vector<std::uint8_t>(max_stream_chunk, 0xa5));
+  for (const Message& m : {Message(StreamWrite{3, 1ull << 40, chunk}), Message(StreamData{3, 5, 1, chunk})}) {
+    SCOPED_TRACE(type_name(type_of(m)));
+    Message out;
+    ASSERT_EQ(decode_frame(encode(m), out), DecodeStatus::ok);
+    EXPECT_TRUE(same_message(m, out));
+  }
+  StreamWrite over{3, 0, chunk};
+  over.data.resize(max_stream_chunk + 1);
+  EXPECT_THROW(encode(over), Error) << "the encoder never sends an over-long chunk";
+  Bytes header = header_bytes(FrameType::stream_write, max_payload(FrameType::stream_write) + 1);
+  FrameHeader h;
+  EXPECT_EQ(decode_header(header, h), DecodeStatus::too_long);
+}
+
+TEST(WireCodecStreamIo, ValuesOutOfRangeAreBadField) {
+  EXPECT_EQ(decode_frame(encode(StreamOpen{StreamMode::read, 0, "a"})), DecodeStatus::ok);
+  EXPECT_EQ(decode_frame(encode(StreamOpen{StreamMode::read, open_overwrite, "a"})), DecodeStatus::bad_field);
+  EXPECT_EQ(decode_frame(encode(StreamOpen{StreamMode::write, open_overwrite | open_sync, "a"})), DecodeStatus::ok);
+  EXPECT_EQ(decode_frame(encode(StreamOpen{StreamMode::write, open_encrypt, "a"})), DecodeStatus::bad_field);
+  EXPECT_EQ(decode_frame(encode(StreamOpen{static_cast<StreamMode>(3), 0, "a"})), DecodeStatus::bad_field);
+  EXPECT_EQ(decode_frame(encode(StreamOpenOk{0, 1, 2})), DecodeStatus::bad_field);
+  EXPECT_EQ(decode_frame(encode(StreamRead{1, 0, max_stream_chunk + 1})), DecodeStatus::bad_field);
+  EXPECT_EQ(decode_frame(encode(StreamRead{0, 0, 1})), DecodeStatus::bad_field);
+  EXPECT_EQ(decode_frame(encode(StreamData{1, 0, 2, {}})), DecodeStatus::bad_field);
+  EXPECT_EQ(decode_frame(encode(StreamWrite{0, 0, {1}})), DecodeStatus::bad_field);
+  EXPECT_EQ(decode_frame(encode(StreamClose{0})), DecodeStatus::bad_field);
 }
 
 }  // namespace
