@@ -18,7 +18,7 @@ using TransferRun = std::function<int(bool is_put, const std::string& source, co
 // One third-party copy of the URL `source` to the URL `dest`; returns the exit status.
 using ThirdPartyRun = std::function<int(const std::string& source, const std::string& dest)>;
 
-// pxfer:// -> pxfer://: the servers copy between themselves (pxfer/tpc.hpp).
+// pxfer:// -> pxfer://: the servers copy between themselves (pxfer/tpc/tpc.hpp).
 inline bool cp_third_party(const std::vector<std::string>& paths) {
   for (const auto& p : paths)
     if (!looks_like_url(p)) return false;

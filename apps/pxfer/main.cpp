@@ -43,7 +43,7 @@ using pxfer::cli::to_security;
 namespace {
 
 struct CommonArgs {
-  std::string streams = "auto";  // N or auto (pxfer/stream_count.hpp)
+  std::string streams = "auto";  // N or auto (pxfer/core/stream_count.hpp)
   std::string block_size = "2M";
   std::string window = "0";
   double perf_interval = 1.0;

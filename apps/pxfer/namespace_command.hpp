@@ -1,6 +1,6 @@
 #pragma once
 // pxfer ls / stat / mkdir / rm / mv / sum: the namespace commands. Their options here, the work in
-// the library (pxfer/namespace.hpp), which the gfal2 plugin calls too.
+// the library (pxfer/client/namespace.hpp), which the gfal2 plugin calls too.
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>

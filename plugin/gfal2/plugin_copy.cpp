@@ -171,7 +171,7 @@ PosixError cancelled_error() {
                                "what arrived is kept for a resume"};
 }
 
-// pxfer:// -> pxfer://: the servers move the data (pxfer/tpc.hpp); the markers come from the
+// pxfer:// -> pxfer://: the servers move the data (pxfer/tpc/tpc.hpp); the markers come from the
 // server doing the copy. Each server gets the credentials gfal2 holds for its own URL (FTS3 hands
 // the source and the destination different tokens): a token never reaches the other server.
 void third_party(gfal2_context_t context, gfalt_params_t params, const char* src, const char* dst,

@@ -1,5 +1,5 @@
 // gfal_plugin_init and the namespace half of the pxfer gfal2 plugin: every call goes through
-// pxfer::RemoteNamespace (pxfer/namespace.hpp), the same code `pxfer ls/stat/mkdir/rm/mv/sum` runs.
+// pxfer::RemoteNamespace (pxfer/client/namespace.hpp), the same code `pxfer ls/stat/mkdir/rm/mv/sum` runs.
 // The streamed I/O half is plugin_stream.cpp, the copies plugin_copy.cpp.
 #include <dirent.h>
 #include <strings.h>

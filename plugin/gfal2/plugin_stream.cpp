@@ -1,6 +1,6 @@
 // gfal2's streamed I/O on pxfer:// (gfal2_open, read, write, lseek, pread, pwrite, close): gfal-cat,
 // gfal2's own streamed copy, Python's ctx.open(). Each open file is a pxfer::RemoteFile
-// (pxfer/stream_io.hpp, a control connection of its own) with a position and a read-ahead window.
+// (pxfer/client/stream_io.hpp, a control connection of its own) with a position and a read-ahead window.
 // A file opened for writing is new: it appears under its name, whole and durable, at the close.
 #include <fcntl.h>
 

@@ -1,6 +1,6 @@
 #pragma once
 // Adler-32 (RFC 1950) of `size` bytes continuing from `start` (1 for a new sum): AVX-512 VNNI where
-// the CPU has it, else ISA-L's routine (adler32_simd.cpp). adler32_of (pxfer/checksum.hpp) calls it.
+// the CPU has it, else ISA-L's routine (adler32_simd.cpp). adler32_of (pxfer/core/checksum.hpp) calls it.
 #include "pxfer/core/layer.hpp"
 #include <cstddef>
 #include <cstdint>

@@ -123,7 +123,7 @@ class ByteCounter final : public ProgressListener {
   std::uint64_t seen_ = 0;
 };
 
-// One file under the client's RetryPolicy (pxfer/retry.hpp): each attempt checks --skip-existing,
+// One file under the client's RetryPolicy (pxfer/core/retry.hpp): each attempt checks --skip-existing,
 // moves the file (its session runs it once: the policy is applied here, never twice) and sets
 // --preserve's attributes. `failed_attempt` hears of every attempt that failed, retried or not.
 FileOutcome move_one(ClientSession& session, const BatchFile& f, const BatchOptions& options, const ClientOptions& client,

@@ -1,6 +1,6 @@
 #pragma once
 // One data stream slot of a client's transfer: connect, ATTACH, move blocks, and reconnect under
-// stream_reconnect_policy (pxfer/retry.hpp) when the connection breaks or stalls. `reused`, a
+// stream_reconnect_policy (pxfer/core/retry.hpp) when the connection breaks or stalls. `reused`, a
 // connection the session kept from an earlier file (client/stream_pool.hpp), is tried first; the
 // coroutine must run on that connection's executor.
 #include "pxfer/client/layer.hpp"

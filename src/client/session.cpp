@@ -1,5 +1,5 @@
 // ClientSession: the io_context, its threads, the trust and the kept control connection of a
-// client, and the one place a transfer is retried (RetryPolicy, pxfer/retry.hpp).
+// client, and the one place a transfer is retried (RetryPolicy, pxfer/core/retry.hpp).
 #include <sys/stat.h>
 
 #include <boost/asio/co_spawn.hpp>

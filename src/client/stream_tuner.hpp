@@ -1,7 +1,7 @@
 #pragma once
 // -p auto applied to a running transfer: every 200 ms it samples the transfer (bytes moved,
 // streams attached, and the sending side's TCP_INFO: RTT, retransmits, cwnd) into the pure
-// StreamController (pxfer/stream_controller.hpp) and carries out its decision: spawns data streams
+// StreamController (pxfer/core/stream_controller.hpp) and carries out its decision: spawns data streams
 // on free slots, or (a put, where this side sends) retires the last ones cleanly.
 #include "pxfer/client/layer.hpp"
 #include <cstdint>

@@ -91,7 +91,7 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   // Moves blocks over one data connection until this side has nothing more to do on it. Every
   // block carries a Poly1305 tag under `block_key` (checksum/block_mac.hpp); a block that fails it closes the
   // connection. When the connection fails, its unacknowledged blocks go back to the queue for the
-  // other streams; a failure that a new connection cannot cure (pxfer/retry.hpp) also fails the
+  // other streams; a failure that a new connection cannot cure (pxfer/core/retry.hpp) also fails the
   // transfer. When the stream ends cleanly (END both ways, nothing of this transfer left in flight
   // on it), `clean_end` (if given) gets the connection before the slot is released, so a client
   // can keep it for its next file before this transfer counts as done (client/stream_pool.hpp).

@@ -1,5 +1,5 @@
 #pragma once
-// Reads this host's TCP settings (pxfer/host_facts.hpp) from /proc/sys; the server sends its own in
+// Reads this host's TCP settings (pxfer/core/host_facts.hpp) from /proc/sys; the server sends its own in
 // an INFO frame.
 #include "pxfer/io/layer.hpp"
 #include "pxfer/core/host_facts.hpp"

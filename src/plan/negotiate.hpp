@@ -1,7 +1,7 @@
 #pragma once
 // Negotiation in one unit. The client's options and the server's HELLO_OK make an OPEN; an OPEN
 // and the server's policy make the engine's settings on the server; OPEN_OK and the options make
-// them on the client. Limits come from pxfer/limits.hpp. Pure: no sockets, no files.
+// them on the client. Limits come from pxfer/core/limits.hpp. Pure: no sockets, no files.
 #include "pxfer/core/layer.hpp"
 #include <chrono>
 #include <cstdint>
@@ -15,7 +15,7 @@
 
 namespace pxfer::transfer {
 
-// Options within pxfer/limits.hpp; throws Error(usage) otherwise ("streams 0: use 1 to 64").
+// Options within pxfer/core/limits.hpp; throws Error(usage) otherwise ("streams 0: use 1 to 64").
 void check_options(const ClientOptions& options);
 
 // What the client knows of the file it sends (a put).

@@ -1,4 +1,4 @@
-// -p auto: the phase arithmetic of pxfer/stream_controller.hpp.
+// -p auto: the phase arithmetic of pxfer/core/stream_controller.hpp.
 #include "pxfer/core/stream_controller.hpp"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// The stream count: pure arithmetic on what each caller knows (pxfer/stream_count.hpp).
+// The stream count: pure arithmetic on what each caller knows (pxfer/core/stream_count.hpp).
 #include "pxfer/core/stream_count.hpp"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// pxferd check-credential (include/pxfer/server_admin.hpp): the same checks a connection meets,
+// pxferd check-credential (include/pxfer/server/server_admin.hpp): the same checks a connection meets,
 // on a proxy or token file, with what they decided and why.
 #include <unistd.h>
 

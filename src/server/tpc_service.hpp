@@ -26,7 +26,7 @@ class TpcService {
  public:
   // A copy this server makes is a transfer like a put or a get: it waits in `admission`'s line
   // (--max-active, --max-streams-per-client) and ends with the same accounting line.
-  // `copier` runs the active end's client (pxfer/peer_copy.hpp); empty: TPC_START is refused.
+  // `copier` runs the active end's client (pxfer/engine/peer_copy.hpp); empty: TPC_START is refused.
   TpcService(const ServerOptions& options, const Directory& root, std::shared_ptr<Admission> admission,
              PeerCopier copier);
   // Aborts the copies still running (the server is going away) and waits, at most 10 s, for

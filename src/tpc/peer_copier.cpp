@@ -1,4 +1,4 @@
-// The client that runs the active end of a third-party copy inside pxferd (pxfer/peer_copy.hpp):
+// The client that runs the active end of a third-party copy inside pxferd (pxfer/engine/peer_copy.hpp):
 // the tpc layer sits above both the client and the server, and this is where they meet.
 #include "pxfer/engine/peer_copy.hpp"
 #include "pxfer/tpc/tpc.hpp"

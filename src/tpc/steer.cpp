@@ -1,4 +1,4 @@
-// The steering client of a third-party copy (pxfer/tpc.hpp): STAT at the source, a grant from the
+// The steering client of a third-party copy (pxfer/tpc/tpc.hpp): STAT at the source, a grant from the
 // passive server, TPC_START to the active one, then its TPC_PROGRESS frames until TPC_DONE.
 #include "pxfer/tpc/tpc.hpp"
 

@@ -36,7 +36,7 @@ DecodeStatus decode_as(std::span<const std::uint8_t> payload, Message& out, Blob
   return DecodeStatus::ok;
 }
 
-// OPEN's values within pxfer/limits.hpp and the enums it carries. (Unknown flags are the server's
+// OPEN's values within pxfer/core/limits.hpp and the enums it carries. (Unknown flags are the server's
 // to refuse with a clear message: transfer/negotiate.cpp.)
 bool within_limits(const Open& o) {
   return (o.direction == Direction::put || o.direction == Direction::get) && o.compress_mode <= 2 &&

@@ -232,7 +232,7 @@ struct ErrorMsg {
   std::uint16_t code = 0;  // pxfer::Errc
   std::string message;
 };
-using pxfer::StreamFigures;  // public: pxfer/wire_types.hpp
+using pxfer::StreamFigures;  // public: pxfer/core/wire_types.hpp
 struct Stats {
   std::vector<StreamFigures> streams;  // at most max_streams
 };
@@ -240,7 +240,7 @@ struct Remove {
   std::string path;
 };
 struct Done {};
-using pxfer::EntryKind;  // public: pxfer/wire_types.hpp
+using pxfer::EntryKind;  // public: pxfer/core/wire_types.hpp
 // One name below the directory a LIST named; relative_path is relative to that directory.
 struct ListEntry {
   EntryKind kind = EntryKind::file;

@@ -12,7 +12,7 @@
 # No packet leaves the two namespaces the test creates.
 # Why 5 retries: since the control heartbeat (issue 16) the stall is seen 5 s into the cut, and the
 # retries that follow fail at once ("Network is unreachable"); their pauses are 1, 2, 4, 8 s with
-# +-50 % jitter (pxfer/retry.hpp), so 3 retries may pause only 3.5 s in all, less than the 5 s of
+# +-50 % jitter (pxfer/core/retry.hpp), so 3 retries may pause only 3.5 s in all, less than the 5 s of
 # cut left, while 5 pause at least 7.5 s. (With 3 it failed once in two clean runs.)
 set -u
 WANEM=${1:?usage: network_cut_test.sh PXFER_WANEM PXFER PXFERD}

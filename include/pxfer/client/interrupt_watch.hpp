@@ -2,7 +2,7 @@
 // Catches SIGINT and SIGTERM for as long as a command runs (pxfer's main holds one), so that no
 // signal between two files, in a retry's pause or before a transfer's own guard is set up kills the
 // process with files half-moved and no word of them: the first signal marks the process
-// interrupted (pxfer/interruption.hpp) and runs every stop registered with on_interruption.
+// interrupted (pxfer/common/interruption.hpp) and runs every stop registered with on_interruption.
 #include "pxfer/client/layer.hpp"
 #include <functional>
 #include <memory>

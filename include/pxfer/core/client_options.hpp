@@ -1,7 +1,7 @@
 #pragma once
 // What one transfer is asked to do, as plain values: the CLI, the gfal2 plugin and a third-party
 // copy fill it; the pure negotiation (transfer/negotiate.hpp) turns it into an OPEN; the client
-// (pxfer/client.hpp) runs it.
+// (pxfer/client/client.hpp) runs it.
 #include "pxfer/core/layer.hpp"
 #include <chrono>
 #include <cstdint>
@@ -15,13 +15,13 @@
 namespace pxfer {
 
 // Chosen by measurement (bench/results/block-size.md): large enough that per-block costs vanish,
-// small enough that 4-8 streams share a 100 MiB file evenly. Their home is pxfer/limits.hpp.
+// small enough that 4-8 streams share a 100 MiB file evenly. Their home is pxfer/core/limits.hpp.
 inline constexpr std::uint32_t default_block_size = limits::default_block_size;
 inline constexpr std::uint16_t default_streams = limits::default_streams;
 
 struct ClientOptions {
   std::uint16_t streams = default_streams;  // fixed (-p N); with auto_streams, where auto starts
-  bool auto_streams = false;      // -p auto: the stream controller adds and retires streams (pxfer/stream_count.hpp)
+  bool auto_streams = false;      // -p auto: the stream controller adds and retires streams (pxfer/core/stream_count.hpp)
   std::uint16_t max_streams = 0;  // auto's ceiling per file (0 = limits::max_streams)
   std::uint32_t block_size = default_block_size;
   std::uint32_t window = 0;  // 0 = kernel autotuning
@@ -39,7 +39,7 @@ struct ClientOptions {
   bool resume = true;   // pick up a partial file an interrupted attempt left (--no-resume: start over)
   bool sync = false;    // the receiver makes every block durable before acknowledging it
   // --retries: further attempts of a failed transfer, each resuming from what the receiver kept;
-  // the same for one file and for each file of a batch (pxfer/retry.hpp says which failures).
+  // the same for one file and for each file of a batch (pxfer/core/retry.hpp says which failures).
   RetryPolicy retry;
   bool encrypt = false;  // TLS on every data stream too (the control connection always has it)
   // A file of one block moves on the control connection (no data connection of its own): set by

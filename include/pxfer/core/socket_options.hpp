@@ -1,6 +1,6 @@
 #pragma once
 // What is set on a data socket and what is read back from one, as plain values: the pure
-// negotiation (transfer/negotiate.hpp) and the printers use them; pxfer/socket_tuning.hpp applies
+// negotiation (transfer/negotiate.hpp) and the printers use them; pxfer/io/socket_tuning.hpp applies
 // and reads them on a descriptor.
 #include "pxfer/core/layer.hpp"
 #include <cstdint>

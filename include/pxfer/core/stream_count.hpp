@@ -2,7 +2,7 @@
 // The one home for how many data streams a transfer uses (issue 38.3). Every place that decides a
 // count calls stream_count() with what it knows; the rest of the code only carries the result:
 //   requested  -p N fixes the count; -p auto (the CLI's default) lets the controller pick between
-//              a few streams to start with and a ceiling (pxfer/stream_controller.hpp)
+//              a few streams to start with and a ceiling (pxfer/core/stream_controller.hpp)
 //   per-file   never more streams than the file has blocks, never fewer than one
 //   budget     --max-streams caps files in flight x streams: streams per file shrink to fit
 //   negotiated the server's grant in OPEN_OK (admission, --max-streams-per-client) caps it

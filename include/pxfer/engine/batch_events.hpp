@@ -1,6 +1,6 @@
 #pragma once
 // What a many-file run reports: each file's outcome and the aggregate progress (the listener the
-// printers implement is pxfer/progress_listener.hpp, the same as for one transfer). Below the
+// printers implement is pxfer/engine/progress_listener.hpp, the same as for one transfer). Below the
 // batch scheduler: printers include this, never batch.hpp.
 #include "pxfer/engine/layer.hpp"
 #include <cstdint>

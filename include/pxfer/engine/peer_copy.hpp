@@ -2,7 +2,7 @@
 // The active end of a third-party copy: a pxferd that pulls from or pushes to another server runs
 // a client of it. The server layer sits beside the client, not above it (docs/architecture.md),
 // so it only knows this interface; whoever starts the server hands it the client's implementation
-// (pxfer/tpc.hpp: client_peer_copier(), which pxferd passes to Server).
+// (pxfer/tpc/tpc.hpp: client_peer_copier(), which pxferd passes to Server).
 #include "pxfer/engine/layer.hpp"
 #include <functional>
 #include <memory>

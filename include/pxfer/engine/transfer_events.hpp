@@ -1,6 +1,6 @@
 #pragma once
 // What a transfer reports while it runs and when it ends: the summary the printers show (the
-// listener they implement is pxfer/progress_listener.hpp). Below the client: printers include
+// listener they implement is pxfer/engine/progress_listener.hpp). Below the client: printers include
 // this, never client.hpp.
 #include "pxfer/engine/layer.hpp"
 #include <cstdint>

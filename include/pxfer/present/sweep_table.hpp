@@ -1,5 +1,5 @@
 #pragma once
-// The cells of a files x streams sweep (pxfer sweep, pxfer/sweep.hpp) and their tables: the
+// The cells of a files x streams sweep (pxfer sweep, pxfer/client/sweep.hpp) and their tables: the
 // printers' half, below the client that fills the cells.
 #include "pxfer/present/layer.hpp"
 #include <cstdint>

@@ -94,7 +94,7 @@ struct ServerOptions {
 class Server {
  public:
   // Binds the port (throws Error on failure). `copier` runs the active end of third-party copies
-  // (pxfer/tpc.hpp's client_peer_copier(), as pxferd passes it); without one this server still
+  // (pxfer/tpc/tpc.hpp's client_peer_copier(), as pxferd passes it); without one this server still
   // grants and serves the passive end, and refuses TPC_START.
   explicit Server(ServerOptions options, PeerCopier copier = {});
   ~Server();

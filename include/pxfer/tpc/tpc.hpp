@@ -31,7 +31,7 @@ TransferSummary copy_between_servers(const Url& source, const Url& dest, const C
                                      const ClientSecurity* dest_security = nullptr,
                                      const std::atomic<bool>* cancel = nullptr);
 
-// The active end's client for a pxferd (pxfer/peer_copy.hpp): each copy is a ClientSession of its
+// The active end's client for a pxferd (pxfer/engine/peer_copy.hpp): each copy is a ClientSession of its
 // own with the request's options and credentials, the same session `pxfer put` and `get` use.
 PeerCopier client_peer_copier();
 
