@@ -108,7 +108,8 @@ JwkSet parse_jwks(const std::string& json_text) {
       continue;
     }
     set.all.push_back(pem);
-    if (auto kid = jwk.find("kid"); kid != jwk.end() && kid->is_string()) set.by_kid[kid->get<std::string>()].push_back(pem);
+    auto kid = jwk.find("kid");
+    set.by_kid[kid != jwk.end() && kid->is_string() ? kid->get<std::string>() : ""].push_back(pem);
   }
   if (set.all.empty()) throw Error(Errc::network, "the JWKS holds no RSA or EC signing key");
   return set;
@@ -156,6 +157,7 @@ std::vector<std::string> IssuerKeys::keys_for(const std::string& kid) {
                                       (last_error_.empty() ? "not yet tried" : last_error_) + ")");
   if (kid.empty()) return keys_.all;
   auto it = keys_.by_kid.find(kid);
+  if (it == keys_.by_kid.end()) it = keys_.by_kid.find("");  // keys the JWKS names no kid for may be any
   return it == keys_.by_kid.end() ? std::vector<std::string>{} : it->second;
 }
 

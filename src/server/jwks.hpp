@@ -14,7 +14,7 @@
 namespace pxfer::server {
 
 struct JwkSet {
-  std::map<std::string, std::vector<std::string>> by_kid;  // PEM public keys by kid
+  std::map<std::string, std::vector<std::string>> by_kid;  // PEM public keys by kid ("" = those without one)
   std::vector<std::string> all;                            // every usable key, kid or not
   std::size_t skipped = 0;                                 // keys of other types or uses
 };
@@ -25,7 +25,8 @@ JwkSet parse_jwks(const std::string& json_text);
 class IssuerKeys {
  public:
   IssuerKeys(std::string issuer_url, std::string https_ca_file);
-  // The keys a token with key id `kid` ("" = none given: every key) may be verified with,
+  // The keys a token with key id `kid` ("" = none given: every key) may be verified with (a kid
+  // the JWKS lacks: its keys without a kid),
   // fetching first when needed (the first token of the issuer after a start or reload fetches:
   // that login waits for it, at most twice limits::jwks_fetch_timeout). Throws Error(permission)
   // naming why when there are no keys.

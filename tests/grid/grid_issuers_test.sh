@@ -120,6 +120,8 @@ ok jwks-rsa px stat "$(url tokens/readme.txt "$port_j")" --token-file "$work/j/j
 grep -qF "keys from ${jiss}jwks.json" "$work/j.log" || fail "no log line of the JWKS fetch: $(cat "$work/j.log")"
 refused jwks-other-key "signature does not verify" px stat "$(url tokens/readme.txt "$port_j")" --token-file "$work/j/jwks-tok-other-key.jwt"
 refused jwks-new-kid "signature does not verify" px stat "$(url tokens/readme.txt "$port_j")" --token-file "$work/j/jwks-tok-new-kid.jwt"
+# An unknown kid fetches again at most once a minute: one JWKS fetch so far, made-up kids or not.
+[ "$(grep -c 'GET /jwks.json' "$work/jwks.log")" -eq 1 ] || fail "JWKS fetched $(grep -c 'GET /jwks.json' "$work/jwks.log") times, not once"
 ok jwks-long-subject px put "$c/ca.pem" "$(url tokens/in/long.pem "$port_j")" --token-file "$work/j/jwks-tok-long-sub.jwt"
 # --metrics-per-identity: the subject as a label, a long one bounded (start + ~hash).
 maddr=$(grep -o 'metrics on http://[^ ]*' "$work/j.log" | head -1 | cut -d' ' -f3)
