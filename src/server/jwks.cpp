@@ -118,34 +118,56 @@ JwkSet parse_jwks(const std::string& json_text) {
 IssuerKeys::IssuerKeys(std::string issuer_url, std::string https_ca_file)
     : issuer_(std::move(issuer_url)), ca_file_(std::move(https_ca_file)) {}
 
-void IssuerKeys::fetch_locked(std::chrono::steady_clock::time_point now) {
-  tried_ = true;
-  tried_at_ = now;
+// One fetch, no lock held: other logins of the issuer go on with the keys in force meanwhile.
+void IssuerKeys::fetch(std::chrono::steady_clock::time_point now) {
+  std::string jwks_uri, error;
+  JwkSet keys;
   try {
     const std::string base = issuer_.back() == '/' ? issuer_.substr(0, issuer_.size() - 1) : issuer_;
     const std::string discovery = base + "/.well-known/openid-configuration";
     const json config = document(https_get(discovery, ca_file_, limits::jwks_fetch_timeout, limits::jwks_max_bytes), discovery);
-    const std::string jwks_uri = config.value("jwks_uri", "");
+    jwks_uri = config.value("jwks_uri", "");
     if (jwks_uri.rfind("https://", 0) != 0) throw Error(Errc::network, discovery + " names no https:// jwks_uri");
-    keys_ = parse_jwks(https_get(jwks_uri, ca_file_, limits::jwks_fetch_timeout, limits::jwks_max_bytes));
-    have_keys_ = true;
-    fetched_at_ = now;
-    last_error_.clear();
-    spdlog::info("token issuer {}: {} keys from {} ({} of other types skipped)", issuer_, keys_.all.size(), jwks_uri,
-                 keys_.skipped);
-  } catch (const Error& e) {
-    last_error_ = e.what();
+    keys = parse_jwks(https_get(jwks_uri, ca_file_, limits::jwks_fetch_timeout, limits::jwks_max_bytes));
+  } catch (const std::exception& e) {  // Error, and a jwks_uri that is not a string (nlohmann's type_error)
+    error = e.what();
+  }
+  std::lock_guard lock(mutex_);
+  fetching_ = false;
+  if (!error.empty()) {
+    last_error_ = error;
     spdlog::error("token issuer {}: cannot fetch its keys: {}; its tokens are refused until a fetch succeeds "
                   "(or give the issuer a key_file)", issuer_, last_error_);
+    return;
   }
+  keys_ = std::move(keys);
+  have_keys_ = true;
+  fetched_at_ = now;
+  last_error_.clear();
+  spdlog::info("token issuer {}: {} keys from {} ({} of other types skipped)", issuer_, keys_.all.size(), jwks_uri,
+               keys_.skipped);
 }
 
 std::vector<std::string> IssuerKeys::keys_for(const std::string& kid) {
-  std::lock_guard lock(mutex_);
   const auto now = std::chrono::steady_clock::now();
-  const bool stale = !have_keys_ || now - fetched_at_ >= limits::jwks_refresh;
-  const bool unknown = !kid.empty() && have_keys_ && !keys_.by_kid.count(kid);
-  if ((stale || unknown) && (!tried_ || now - tried_at_ >= limits::jwks_min_refetch)) fetch_locked(now);
+  {
+    std::lock_guard lock(mutex_);
+    const bool stale = !have_keys_ || now - fetched_at_ >= limits::jwks_refresh;
+    const bool unknown = !kid.empty() && have_keys_ && !keys_.by_kid.count(kid);
+    const bool due = !fetching_ && (!tried_ || now - tried_at_ >= limits::jwks_min_refetch);
+    if ((stale || unknown) && due) {
+      fetching_ = tried_ = true;
+      tried_at_ = now;
+    } else {
+      return keys_in_force(kid, now);
+    }
+  }
+  fetch(now);
+  std::lock_guard lock(mutex_);
+  return keys_in_force(kid, now);
+}
+
+std::vector<std::string> IssuerKeys::keys_in_force(const std::string& kid, std::chrono::steady_clock::time_point now) {
   if (have_keys_ && now - fetched_at_ >= limits::jwks_max_age) {
     have_keys_ = false;
     keys_ = {};
@@ -154,7 +176,7 @@ std::vector<std::string> IssuerKeys::keys_for(const std::string& kid) {
   }
   if (!have_keys_)
     throw Error(Errc::permission, "bearer token refused: the keys of issuer " + issuer_ + " could not be fetched (" +
-                                      (last_error_.empty() ? "not yet tried" : last_error_) + ")");
+                                      (fetching_ ? "a fetch is in progress" : last_error_.empty() ? "not yet tried" : last_error_) + ")");
   if (kid.empty()) return keys_.all;
   auto it = keys_.by_kid.find(kid);
   if (it == keys_.by_kid.end()) it = keys_.by_kid.find("");  // keys the JWKS names no kid for may be any

@@ -28,17 +28,19 @@ class IssuerKeys {
   // The keys a token with key id `kid` ("" = none given: every key) may be verified with (a kid
   // the JWKS lacks: its keys without a kid),
   // fetching first when needed (the first token of the issuer after a start or reload fetches:
-  // that login waits for it, at most twice limits::jwks_fetch_timeout). Throws Error(permission)
-  // naming why when there are no keys.
+  // that login waits for it, at most twice limits::jwks_fetch_timeout, while other logins of the
+  // issuer go on with the keys in force, or are refused at once when there are none yet). Throws
+  // Error(permission) naming why when there are no keys.
   std::vector<std::string> keys_for(const std::string& kid);
 
  private:
-  void fetch_locked(std::chrono::steady_clock::time_point now);
+  void fetch(std::chrono::steady_clock::time_point now);
+  std::vector<std::string> keys_in_force(const std::string& kid, std::chrono::steady_clock::time_point now);  // locked
 
   const std::string issuer_, ca_file_;
   std::mutex mutex_;
   JwkSet keys_;
-  bool have_keys_ = false, tried_ = false;
+  bool have_keys_ = false, tried_ = false, fetching_ = false;
   std::chrono::steady_clock::time_point fetched_at_, tried_at_;
   std::string last_error_;
 };
