@@ -4,7 +4,7 @@
 # gfal-copy with X509_USER_PROXY (a VOMS proxy) into a server that admits only its FQAN, and the
 # same copy without it refused with EACCES; a third-party copy (pull and push) where ctx.cred_set
 # gives the source and the destination different X.509 credentials, each server seeing only its
-# own DN. No pin anywhere: the servers' grid host certificate is verified against X509_CERT_DIR with
+# own DN; gfal2's own [X509] CERT/KEY configuration used as the default. No pin anywhere: the servers' grid host certificate is verified against X509_CERT_DIR with
 # the host name, as gsiftp and davs clients do.
 # Usage: tests/grid/gfal_grid_test.sh BUILD_DIR   (ctest runs it as Grid.Gfal2GridCredentials)
 source "$(dirname "$0")/gfal_fixture.sh" "$@"
@@ -65,4 +65,11 @@ check "... byte-exact" bash -c 'cmp -s "$1/a.root/src.bin" "$1/b.root/tpc/pull.b
 check "... the source served Jane only" bash -c 'grep -qF "$1" "$3" && ! grep -qF -e "$2" -e "Vera" "$3"' _ "$jane" "$joe" "$work/a.log"
 check "... the destination served Joe only" bash -c 'grep -qF "$2" "$3" && ! grep -qF -e "$1" -e "Vera" "$3"' _ "$jane" "$joe" "$work/b.log"
 check "... no authentication failed on either server" bash -c '! grep -h "authentication failed" "$1/a.log" "$1/b.log"' _ "$work"
+
+# --- gfal2's own X.509 configuration ([X509] CERT/KEY, as /etc/gfal2.d/x509.conf holds it): Joe's
+# certificate, with its key beside it, into the server admitting Joe.
+printf '[X509]\nCERT=%s\nKEY=%s\n' "$c/joe.pem" "$c/joe.key" > "$work/conf/x509.conf"
+run gfal-copy "file://$work/local/src.bin" "$base_b/from-x509-conf.bin"
+check "gfal-copy with gfal2's [X509] CERT/KEY ($out)" test "$rc" -eq 0
+rm "$work/conf/x509.conf"
 finish
