@@ -73,6 +73,7 @@ int main(int argc, char** argv) {
     // Only a serving pxferd writes --log-file; the commands and checks answer on stderr.
     const bool serving = !commands.print_config && !commands.check_config && app.get_subcommands().empty();
     set_up_logging(args.verbose, serving ? args.log_file : "");
+    args.options.token_issuers = issuer_tables(app);  // pxferd.toml's [[issuer]] tables
     if (commands.token_create->parsed() || commands.token_list->parsed() || commands.token_revoke->parsed())
       return run_token_command(commands);
     if (commands.fingerprint->parsed()) {
@@ -95,6 +96,7 @@ int main(int argc, char** argv) {
       std::string header = std::string("# pxferd ") + version + ": the options in force (" + config_source(commands) +
                            "), each followed by where its value came from\n";
       std::fputs(format_config(options_in_force(app, arguments), header).c_str(), stdout);
+      std::fputs(format_issuers(args.options.token_issuers).c_str(), stdout);
       return 0;
     }
     ServerOptions options = to_server_options(args);

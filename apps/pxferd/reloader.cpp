@@ -6,6 +6,7 @@
 #include "config_report.hpp"
 #include "pxfer/common/error.hpp"
 #include "systemd.hpp"
+#include "toml_config.hpp"
 
 namespace pxfer::pxferd {
 namespace {
@@ -16,7 +17,9 @@ std::map<std::string, std::string> as_map(const std::vector<OptionValue>& values
   return out;
 }
 
-bool reloadable(const std::string& key) { return key == "tokens" || key == "access" || key == "verbose"; }
+bool reloadable(const std::string& key) {
+  return key == "tokens" || key == "access" || key == "verbose" || key == "token-issuers";
+}
 
 }  // namespace
 
@@ -35,9 +38,10 @@ void Reloader::apply() {
   } catch (const CLI::ParseError& e) {
     throw Error(Errc::usage, parse_error_line(e, app, argv_));
   }
+  args.options.token_issuers = issuer_tables(app);
   ServerOptions next = to_server_options(args);
   auto values = as_map(options_in_force(app, argv_));
-  server_.reload(next.tokens_file, next.access_file);
+  server_.reload(next);
   spdlog::set_level(args.verbose ? spdlog::level::debug : spdlog::level::info);
   for (const auto& [key, value] : values) {
     if (reloadable(key)) {
@@ -52,7 +56,7 @@ void Reloader::apply() {
 
 void Reloader::reload() {
   notify("RELOADING=1");
-  spdlog::info("SIGHUP: reloading the tokens and access files and the certificate");
+  spdlog::info("SIGHUP: reloading the tokens and access files, the token issuers, the certificate and the CA directory");
   try {
     apply();
   } catch (const std::exception& e) {

@@ -6,6 +6,8 @@
 #include <iterator>
 #include <limits>
 
+#include "pxfer/common/error.hpp"
+
 namespace pxfer::pxferd {
 namespace {
 
@@ -167,6 +169,51 @@ std::shared_ptr<TomlConfig> use_toml_config(CLI::App& app) {
 std::string config_position(const CLI::App& app, const std::string& key) {
   auto config = std::dynamic_pointer_cast<TomlConfig>(app.get_config_formatter());
   return config ? config->where(key) : "";
+}
+
+std::vector<TokenIssuerConfig> issuer_tables(const CLI::App& app) {
+  std::vector<TokenIssuerConfig> out;
+  auto config = std::dynamic_pointer_cast<TomlConfig>(app.get_config_formatter());
+  if (!config) return out;
+  const auto& tables = config->tables("issuer");
+  for (std::size_t i = 0; i < tables.size(); ++i) {
+    TokenIssuerConfig issuer;
+    issuer.where = tables[i].where + " [[issuer]] #" + std::to_string(i + 1);
+    for (const auto& [key, value] : tables[i].values) {
+      auto list = value.list.empty() ? std::vector<std::string>{value.text} : value.list;
+      if (key == "url") issuer.url = value.text;
+      else if (key == "base_path") issuer.base_path = value.text;
+      else if (key == "key_file") issuer.key_file = value.text;
+      else if (key == "https_ca_file") issuer.https_ca_file = value.text;
+      else if (key == "audience" || key == "audiences") issuer.audiences = list;  // either spelling
+      else if (key == "accept_any_audience") issuer.accept_any_audience = value.text == "true";
+      else
+        throw Error(Errc::usage, value.where + ": [[issuer]] #" + std::to_string(i + 1) + ": " + key +
+                                     " is not an issuer key (url, base_path, audience, accept_any_audience, key_file, "
+                                     "https_ca_file)");
+    }
+    out.push_back(std::move(issuer));
+  }
+  return out;
+}
+
+std::string format_issuers(const std::vector<TokenIssuerConfig>& issuers) {
+  auto quoted = [](const std::string& v) {
+    std::string out = "\"";
+    for (char c : v) out += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+    return out + "\"";
+  };
+  std::string text;
+  for (const auto& i : issuers) {
+    text += "\n[[issuer]]                                  # " + i.where + "\n";
+    text += "url = " + quoted(i.url) + "\nbase_path = " + quoted(i.base_path) + "\naudience = [";
+    for (std::size_t a = 0; a < i.audiences.size(); ++a) text += (a ? ", " : "") + quoted(i.audiences[a]);
+    text += std::string("]\naccept_any_audience = ") + (i.accept_any_audience ? "true" : "false") + "\n";
+    if (!i.key_file.empty()) text += "key_file = " + quoted(i.key_file) + "\n";
+    else text += "# key_file = (not set): keys fetched over HTTPS from the issuer's JWKS\n";
+    if (!i.https_ca_file.empty()) text += "https_ca_file = " + quoted(i.https_ca_file) + "\n";
+  }
+  return text;
 }
 
 }  // namespace pxfer::pxferd

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "pxfer/server/server.hpp"
+
 namespace pxfer::pxferd {
 
 struct TableValue {
@@ -46,5 +48,13 @@ class TomlConfig final : public CLI::Config {
 std::shared_ptr<TomlConfig> use_toml_config(CLI::App& app);
 // "FILE:LINE:COL" of KEY in `app`'s config file, "" when it was not set there.
 std::string config_position(const CLI::App& app, const std::string& key);
+
+// The [[issuer]] tables of `app`'s config file as token issuers (url, base_path, audience,
+// accept_any_audience, key_file, https_ca_file), each with its position and index for messages;
+// server::load_token_policy checks them. Throws Error(usage) "FILE:LINE:COL: [[issuer]] #N: ..."
+// for a key that is not one of those.
+std::vector<TokenIssuerConfig> issuer_tables(const CLI::App& app);
+// The issuers as --print-config shows them: [[issuer]] tables, each with where it came from.
+std::string format_issuers(const std::vector<TokenIssuerConfig>& issuers);
 
 }  // namespace pxfer::pxferd

@@ -1,7 +1,10 @@
 #include "plugin_common.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "pxfer/io/secret_file.hpp"
@@ -24,10 +27,10 @@ std::string trimmed(const std::string& raw) {
 }
 
 std::string checked_token(const std::string& token, const std::string& origin) {
-  bool printable = !token.empty() && token.size() <= 256;
+  bool printable = !token.empty() && token.size() <= 8192;  // wire::max_auth_token: a pxfer token or a WLCG JWT
   for (char c : token)
     if (c <= ' ' || c > '~') printable = false;
-  if (!printable) throw Error(Errc::usage, origin + ": not a pxfer token (the single line `pxferd token create` printed)");
+  if (!printable) throw Error(Errc::usage, origin + ": not a token (one line: what `pxferd token create` printed, or a JWT)");
   return token;
 }
 
@@ -95,6 +98,52 @@ int errno_of(const Error& e) {
   return EIO;
 }
 
+namespace {
+
+// One credential of gfal2's map for a URL, with the length of the URL prefix it was set for: 0 is
+// the default entry gfal2 fills itself from X509_USER_PROXY, X509_USER_CERT/KEY or its [X509]
+// configuration; a longer one was set for this server (ctx.cred_set, FTS3's per-transfer creds).
+struct Mapped {
+  std::string value;  // "" = none
+  std::size_t prefix = 0;
+};
+
+Mapped mapped(gfal2_context_t context, const char* type, const char* url) {
+  GError* cred_error = nullptr;
+  const char* base = nullptr;
+  gchar* value = gfal2_cred_get(context, type, url, &base, &cred_error);
+  if (cred_error) g_error_free(cred_error);
+  Mapped m;
+  if (value) m.value = trimmed(value);
+  if (!m.value.empty() && base) m.prefix = std::strlen(base);
+  g_free(value);
+  return m;
+}
+
+// An X.509 credential from gfal2's map: the certificate (a proxy file holds its key too) and the
+// key set for the same prefix, else the certificate's file. Such a credential talks to a grid
+// server: its host certificate is checked against X509_CERT_DIR with the host name, as gsiftp and
+// davs do, unless [PXFER] CA or FINGERPRINT says how. Never beside a token: one identity a server.
+void use_x509(ClientSecurity& s, const Mapped& cert, const Mapped& key) {
+  s.cert_file = cert.value;
+  s.key_file = !key.value.empty() && key.prefix == cert.prefix ? key.value : cert.value;
+  s.token.clear();
+  if (const char* dir = std::getenv("X509_CERT_DIR"); dir && *dir && s.ca_file.empty() && s.fingerprint.empty())
+    s.ca_file = dir;
+}
+
+// The grid proxy where grid tools keep it when nothing names one: /tmp/x509up_u$UID.
+Mapped default_proxy() {
+  const std::string path = "/tmp/x509up_u" + std::to_string(::getuid());
+  return ::access(path.c_str(), R_OK) == 0 ? Mapped{path, 0} : Mapped{};
+}
+
+}  // namespace
+
+// Which credential a server gets, most specific first: gfal2's map entry for its URL (BEARER or
+// X509_CERT, the longer prefix winning, a BEARER on a tie: FTS3 sets tokens per URL beside the
+// process's proxy); then [PXFER] TOKEN_FILE / CERT+KEY; then gfal2's default X.509 (X509_USER_PROXY,
+// X509_USER_CERT/KEY, [X509] CERT/KEY) or /tmp/x509up_u$UID. What one server gets never reaches another.
 ClientSecurity security_for(gfal2_context_t context, const char* url) {
   ClientSecurity s;
   s.known_hosts_file = option(context, "KNOWN_HOSTS");
@@ -105,20 +154,24 @@ ClientSecurity security_for(gfal2_context_t context, const char* url) {
     s.fingerprint = normalize_fingerprint(fp);
     if (s.fingerprint.empty()) throw Error(Errc::usage, "PXFER:FINGERPRINT " + fp + ": expected sha256: and 64 hex digits");
   }
-  // gfal2's credential map first (FTS3 hands each transfer its token this way), then the file.
-  GError* cred_error = nullptr;
-  const char* base = nullptr;
-  gchar* bearer = gfal2_cred_get(context, GFAL_CRED_BEARER, url, &base, &cred_error);
-  if (cred_error) g_error_free(cred_error);
-  if (bearer) {
-    std::string token = trimmed(bearer);
-    g_free(bearer);
-    s.token = checked_token(token, "the BEARER credential gfal2 gave");
+  const Mapped bearer = mapped(context, GFAL_CRED_BEARER, url);
+  const Mapped cert = mapped(context, GFAL_CRED_X509_CERT, url);
+  const Mapped key = mapped(context, GFAL_CRED_X509_KEY, url);
+  if (cert.prefix > 0 && cert.prefix > bearer.prefix) {
+    use_x509(s, cert, key);
     return s;
   }
-  if (auto file = option(context, "TOKEN_FILE"); !file.empty())
+  if (!bearer.value.empty()) {
+    s.token = checked_token(bearer.value, "the BEARER credential gfal2 gave");
+    return s;
+  }
+  if (auto file = option(context, "TOKEN_FILE"); !file.empty()) {
     s.token = checked_token(trimmed(read_protected_file(file, "PXFER:TOKEN_FILE", FileSecrecy::private_secret)),
                             "PXFER:TOKEN_FILE " + file);
+    return s;
+  }
+  if (!s.cert_file.empty()) return s;
+  if (const Mapped global = cert.value.empty() ? default_proxy() : cert; !global.value.empty()) use_x509(s, global, key);
   return s;
 }
 

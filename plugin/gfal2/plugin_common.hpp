@@ -37,8 +37,9 @@ ChecksumAlgo checksum_algo_of(const std::string& gfal_name);
 // The errno gfal2 and FTS3 classify a pxfer error by.
 int errno_of(const Error& e);
 
-// Credentials and trust for a URL: a BEARER token from gfal2's credential map, else TOKEN_FILE;
-// KNOWN_HOSTS, FINGERPRINT, CA, CERT and KEY from the [PXFER] group (each overridable with -D).
+// Credentials and trust for a URL: gfal2's per-URL BEARER or X509_CERT/X509_KEY, else TOKEN_FILE
+// or CERT/KEY of the [PXFER] group, else gfal2's default X.509 (X509_USER_PROXY ...); KNOWN_HOSTS,
+// FINGERPRINT and CA from [PXFER] (each overridable with -D), CA else X509_CERT_DIR for an X.509.
 ClientSecurity security_for(gfal2_context_t context, const char* url);
 // Seconds gfal2 allows to connect (the [PXFER] CONNECT_TIMEOUT, default 15).
 int connect_timeout_seconds(gfal2_context_t context);

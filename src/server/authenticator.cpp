@@ -8,6 +8,28 @@
 #include "token_issuers.hpp"
 
 namespace pxfer::server {
+namespace {
+
+// The issuer URLs of `of` that `in` lacks, comma-separated, or "none".
+std::string issuers_missing(const TokenPolicy* of, const TokenPolicy* in) {
+  std::string out;
+  if (of)
+    for (const auto& i : of->issuers) {
+      bool kept = false;
+      if (in)
+        for (const auto& j : in->issuers) kept = kept || j.url == i.url;
+      if (!kept) out += (out.empty() ? "" : ",") + i.url;
+    }
+  return out.empty() ? "none" : out;
+}
+
+void log_issuer_changes(const TokenPolicy* before, const TokenPolicy* after) {
+  if (!before && !after) return;
+  spdlog::info("reloaded: token issuers {} (added: {}; removed: {})", after ? after->issuers.size() : 0,
+               issuers_missing(after, before), issuers_missing(before, after));
+}
+
+}  // namespace
 
 std::uint8_t SessionRights::wire_rights() const {
   std::uint8_t rights = 0;
@@ -17,13 +39,26 @@ std::uint8_t SessionRights::wire_rights() const {
 
 Authenticator::Authenticator(const ServerOptions& options) : options_(options) {
   tables_.set(AuthFiles::load(options.tokens_file, options.access_file));
-  if (!options.token_issuers_file.empty())
-    token_policy_ = std::make_shared<const TokenPolicy>(load_token_issuers(options.token_issuers_file));
+  if (options.accepts_jwts()) token_policy_ = std::make_shared<const TokenPolicy>(load_token_policy(options));
 }
 
-void Authenticator::reload(const std::string& tokens_file, const std::string& access_file) {
-  reload_auth(tables_, {options_.tokens_file, options_.access_file}, {tokens_file, access_file});
+void Authenticator::reload(const ServerOptions& next) {
+  // Everything is read before anything changes: a bad file leaves the old settings in force.
+  std::shared_ptr<const TokenPolicy> policy;
+  if (next.accepts_jwts()) policy = std::make_shared<const TokenPolicy>(load_token_policy(next));
+  reload_auth(tables_, {options_.tokens_file, options_.access_file}, {next.tokens_file, next.access_file});
+  const auto before = token_policy();
+  {
+    std::lock_guard lock(policy_mutex_);
+    token_policy_ = policy;
+  }
+  log_issuer_changes(before.get(), policy.get());
   live_.reloaded();
+}
+
+std::shared_ptr<const TokenPolicy> Authenticator::token_policy() const {
+  std::lock_guard lock(policy_mutex_);
+  return token_policy_;
 }
 
 SessionRights Authenticator::recheck(const SessionRights& rights) const {
@@ -47,7 +82,7 @@ SessionRights Authenticator::recheck(const SessionRights& rights) const {
 
 void Authenticator::check_policy(const std::string& listen_address) const {
   const bool any = !options_.tokens_file.empty() || !options_.client_ca_file.empty() || options_.x509 ||
-                   !options_.token_issuers_file.empty() || options_.anonymous_read;
+                   options_.accepts_jwts() || options_.anonymous_read;
   boost::system::error_code ec;
   const auto address = boost::asio::ip::make_address(listen_address, ec);
   if (options_.insecure_no_auth && (ec || !address.is_loopback()))
@@ -99,9 +134,10 @@ SessionRights Authenticator::authenticate(const net::Connection& conn, const wir
     s.via = SessionRights::Via::certificate;
     return s;
   }
-  if (!auth.token.empty() && token_policy_ && looks_like_jwt(auth.token)) {
+  const auto policy = token_policy();
+  if (!auth.token.empty() && policy && looks_like_jwt(auth.token)) {
     try {
-      BearerIdentity id = verify_bearer_token(auth.token, *token_policy_, std::chrono::system_clock::now());
+      BearerIdentity id = verify_bearer_token(auth.token, *policy, std::chrono::system_clock::now());
       SessionRights s = token_session_rights(*f, id);
       spdlog::debug("client={} identity={} authenticated by bearer token {}", conn.peer(), s.identity, id.id);
       return s;

@@ -57,9 +57,10 @@ class Authenticator {
   // Nothing when `rights` allow reading (or writing) `path`, else the refusal to send.
   static std::optional<Error> authorize(const SessionRights& rights, const std::string& path, bool write);
 
-  // Reads these tokens and access files instead (SIGHUP); on an error keeps the ones in force and
-  // throws it (auth_tables.hpp: reload_auth).
-  void reload(const std::string& tokens_file, const std::string& access_file);
+  // Reads the tokens and access files and the token issuers `next` names instead (SIGHUP); on an
+  // error keeps the ones in force and throws it (auth_tables.hpp: reload_auth). A removed issuer's
+  // tokens are refused from the next login on.
+  void reload(const ServerOptions& next);
 
   // The rights of a session that logged in as `rights` says, under the files in force now: the
   // same, narrower or wider grants. Throws Error(permission, "credential revoked by the server's
@@ -74,9 +75,12 @@ class Authenticator {
  private:
   SessionRights rights_for(const AuthFiles& files, const std::string& name, bool anonymous) const;
 
+  std::shared_ptr<const TokenPolicy> token_policy() const;
+
   const ServerOptions options_;
   AuthTables tables_;
-  std::shared_ptr<const TokenPolicy> token_policy_;  // --token-issuers: WLCG JWTs are accepted
+  mutable std::mutex policy_mutex_;
+  std::shared_ptr<const TokenPolicy> token_policy_;  // token issuers: WLCG JWTs are accepted; swapped by reload
   mutable LiveSessions live_;
 };
 

@@ -62,8 +62,9 @@ int pem_key_type(const std::string& pem) {
   return key ? EVP_PKEY_get_base_id(key.get()) : -1;
 }
 
-bool signature_verifies(const std::string& token, const TokenIssuer& issuer, int key_type) {
-  for (const auto& pem : issuer.keys_pem) {
+bool signature_verifies(const std::string& token, const TokenIssuer& issuer, int key_type, const std::string& kid) {
+  const std::vector<std::string> keys = issuer.jwks ? issuer.jwks->keys_for(kid) : issuer.keys_pem;
+  for (const auto& pem : keys) {
     if (pem_key_type(pem) != key_type) continue;
     jwt_t* jwt = nullptr;
     int rc = jwt_decode(&jwt, token.c_str(), reinterpret_cast<const unsigned char*>(pem.data()), static_cast<int>(pem.size()));
@@ -92,7 +93,7 @@ void check_times(const json& claims, std::int64_t now) {
     throw refused("it was issued in the future (iat)");
 }
 
-void check_audience(const json& claims, const TokenPolicy& policy) {
+void check_audience(const json& claims, const TokenIssuer& issuer) {
   std::vector<std::string> aud;
   auto it = claims.find("aud");
   if (it != claims.end() && it->is_string()) aud.push_back(it->get<std::string>());
@@ -100,8 +101,8 @@ void check_audience(const json& claims, const TokenPolicy& policy) {
     for (const auto& a : *it)
       if (a.is_string()) aud.push_back(a.get<std::string>());
   for (const auto& a : aud) {
-    if (policy.any_audience && a == wlcg_any_audience) return;
-    for (const auto& mine : policy.audiences)
+    if (issuer.accept_any_audience && a == wlcg_any_audience) return;
+    for (const auto& mine : issuer.audiences)
       if (a == mine) return;
   }
   throw refused(aud.empty() ? "it has no audience (aud)" : "its audience '" + aud.front() + "' is not this server's");
@@ -162,12 +163,13 @@ BearerIdentity verify_bearer_token(const std::string& token, const TokenPolicy& 
   const TokenIssuer* issuer = nullptr;
   for (const auto& i : policy.issuers)
     if (i.url == iss) issuer = &i;
-  if (!issuer) throw refused("issuer '" + iss + "' is not one this server trusts (--token-issuers)");
-  if (!signature_verifies(token, *issuer, key_type))
+  if (!issuer) throw refused("issuer '" + iss + "' is not one this server trusts (--token-issuers, [[issuer]])");
+  const std::string kid = header.contains("kid") && header["kid"].is_string() ? header["kid"].get<std::string>() : "";
+  if (!signature_verifies(token, *issuer, key_type, kid))
     throw refused("its signature does not verify with the keys of " + iss + " (" + alg + ")");
   const std::int64_t t = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
   check_times(claims, t);
-  check_audience(claims, policy);
+  check_audience(claims, *issuer);
   BearerIdentity id;
   id.issuer = iss;
   id.subject = claims.contains("sub") && claims["sub"].is_string() ? claims["sub"].get<std::string>() : "";

@@ -6,24 +6,25 @@
 // Profile says; the storage.* scopes become grants below the issuer's base path.
 #include "pxfer/server/layer.hpp"
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "auth.hpp"
+#include "jwks.hpp"
+#include "pxfer/server/server.hpp"
 
 namespace pxfer::server {
 
-struct TokenIssuer {
-  std::string url;         // the `iss` claim, exactly
-  std::string base_path;   // export subpath a scope's path is below ("" = the export root)
-  std::string key_file;    // PEM public keys (one or more), for sites without outbound HTTPS
+// An issuer as trusted: its configuration (base_path normalized, "" = the export root; audiences
+// with those the --token-issuers file gives every issuer) and its keys.
+struct TokenIssuer : TokenIssuerConfig {
   std::vector<std::string> keys_pem;  // read from key_file
+  std::shared_ptr<IssuerKeys> jwks;   // without a key_file: the keys its JWKS serves (jwks.hpp)
 };
 
 struct TokenPolicy {
   std::vector<TokenIssuer> issuers;
-  std::vector<std::string> audiences;  // the `aud` values this server accepts
-  bool any_audience = false;           // also "https://wlcg.cern.ch/jwt/v1/any"
   bool empty() const { return issuers.empty(); }
 };
 

@@ -24,9 +24,10 @@ std::string rights_text(const server::SessionRights& s) {
 }
 
 std::string check_token(const ServerOptions& o, const server::AuthFiles& files, const std::string& token) {
-  if (o.token_issuers_file.empty())
-    throw Error(Errc::usage, "this is a JWT, but no --token-issuers file is configured: the server would refuse it");
-  const auto policy = server::load_token_issuers(o.token_issuers_file);
+  if (!o.accepts_jwts())
+    throw Error(Errc::usage, "this is a JWT, but no token issuer is configured (--token-issuers, [[issuer]]): the "
+                             "server would refuse it");
+  const auto policy = server::load_token_policy(o);
   const auto id = server::verify_bearer_token(token, policy, std::chrono::system_clock::now());
   const auto s = server::token_session_rights(files, id);
   std::string out = "credential: WLCG token " + id.id + ", issuer " + id.issuer + " (signature, exp/nbf/iat and aud verified)\n";

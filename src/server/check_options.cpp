@@ -82,7 +82,7 @@ void check_server_options(const ServerOptions& o) {
     }
   };
   named("--root", [&] { Directory::open_root(o.root, true); });  // not a usable directory
-  const bool any = !o.tokens_file.empty() || !o.client_ca_file.empty() || o.x509 || !o.token_issuers_file.empty() ||
+  const bool any = !o.tokens_file.empty() || !o.client_ca_file.empty() || o.x509 || o.accepts_jwts() ||
                    o.anonymous_read;
   if (o.insecure_no_auth && !is_loopback(o.listen.host))
     throw Error(Errc::usage, "--insecure-no-auth is only allowed on a loopback address (127.0.0.1 or [::1]), not " +
@@ -99,7 +99,7 @@ void check_server_options(const ServerOptions& o) {
     throw Error(Errc::usage, "--x509 and --client-ca do not go together (identities would be DNs for one CA and CNs "
                              "for the other): put the CA into --x509-ca-dir instead");
   if (o.x509) readable(o.x509_ca_dir, "--x509-ca-dir");
-  if (!o.token_issuers_file.empty()) server::load_token_issuers(o.token_issuers_file);
+  if (o.accepts_jwts()) server::load_token_policy(o);
   server::PeerPolicy{o.tpc_allow};  // throws, naming the entry, for a malformed --tpc-allow
   check_bindable(o.listen, "--listen");
   if (!o.state_dir.empty() && o.cert_file.empty() && ::access(o.state_dir.c_str(), F_OK) == 0 &&

@@ -1,5 +1,8 @@
 #include "metrics.hpp"
 
+#include <cstdio>
+#include <cstring>
+
 #include "process_metrics.hpp"
 #include "pxfer/version.hpp"
 
@@ -36,6 +39,21 @@ void family(std::string& out, const char* name, const char* type, const char* he
 void sample(std::string& out, const std::string& name, std::uint64_t value) {
   out += name + " " + std::to_string(value) + "\n";
 }
+
+}  // namespace
+
+std::string identity_label(const std::string& identity) {
+  if (identity.size() <= limits::metrics_identity_label_bytes) return identity;
+  std::uint32_t hash = 2166136261u;  // FNV-1a: stable across runs and builds, unlike std::hash
+  for (unsigned char c : identity) hash = (hash ^ c) * 16777619u;
+  char suffix[16];
+  std::snprintf(suffix, sizeof suffix, "~%08x", hash);
+  std::size_t keep = limits::metrics_identity_label_bytes - std::strlen(suffix);
+  while (keep > 0 && (static_cast<unsigned char>(identity[keep]) & 0xC0) == 0x80) --keep;  // not inside a UTF-8 character
+  return identity.substr(0, keep) + suffix;
+}
+
+namespace {
 
 // A label value as the exposition format wants it: backslash, quote and newline escaped.
 std::string label_value(const std::string& text) {

@@ -17,8 +17,14 @@
 
 #include "histogram.hpp"
 #include "pxfer/common/error.hpp"
+#include "pxfer/core/limits.hpp"
 
 namespace pxfer::server {
+
+// An identity as a metrics label: as it is up to limits::metrics_identity_label_bytes, else its
+// start (cut at a character boundary) and "~" with 8 hex digits of a hash of the whole, so two
+// long DNs or token subjects that share a start stay two series.
+std::string identity_label(const std::string& identity);
 
 enum class Outcome { ok, failed, refused };
 
@@ -102,8 +108,10 @@ struct Metrics {
     if (failure && *failure == Errc::integrity) checksum_failures.fetch_add(1, std::memory_order_relaxed);
     stream_recoveries.fetch_add(recovered, std::memory_order_relaxed);
     if (!per_identity) return;
+    std::string label = identity_label(identity.empty() ? "anonymous" : identity);
     std::lock_guard lock(identity_mutex);
-    identity_bytes[identity.empty() ? "anonymous" : identity][put ? 1 : 0] += moved;
+    if (identity_bytes.size() >= limits::metrics_identities && !identity_bytes.count(label)) label = "(other)";
+    identity_bytes[label][put ? 1 : 0] += moved;
   }
   std::map<std::string, std::array<std::uint64_t, 2>> bytes_by_identity() const {
     std::lock_guard lock(identity_mutex);

@@ -219,14 +219,15 @@ std::string Server::metrics_text() const {
   return server::format_prometheus(impl_->metrics, gauges);
 }
 
-void Server::reload(const std::string& tokens_file, const std::string& access_file) {
+void Server::reload(const ServerOptions& next) {
   Impl& s = *impl_;
-  // The certificate and key are read again too (a renewed certificate takes no restart); both are
-  // checked before anything changes, so a bad file leaves the old settings in force.
+  // The certificate and key are read again too (a renewed certificate takes no restart), and the
+  // --x509-ca-dir into a new store: CA files and CRLs added or renewed there count from now on.
+  // All is checked before anything changes, so a bad file leaves the old settings in force.
   net::TlsContextPtr tls =
       net::make_server_tls(server_tls_config(s.identity, s.options));
   const std::string fingerprint = net::certificate_fingerprint_file(s.identity.cert_file);
-  s.auth.reload(tokens_file, access_file);
+  s.auth.reload(next);
   s.listener->set_tls(tls);
   if (fingerprint != s.identity.fingerprint)
     spdlog::info("reload: new certificate {} for the connections from now on", fingerprint);

@@ -4,6 +4,9 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -16,7 +19,7 @@ namespace {
 
 std::string read_all(const std::string& path, const std::string& what) {
   std::ifstream in(path);
-  if (!in) throw Error(Errc::usage, "cannot read " + what + " " + path);
+  if (!in) throw Error(Errc::usage, "cannot read " + what + " " + path + ": " + errno_text(errno));
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
@@ -24,7 +27,12 @@ std::string read_all(const std::string& path, const std::string& what) {
 
 // Every PEM public key of the file, each re-encoded alone (libjwt takes one key at a time).
 std::vector<std::string> public_keys(const std::string& file, const std::string& origin) {
-  const std::string text = read_all(file, "key file");
+  std::string text;
+  try {
+    text = read_all(file, "key_file");
+  } catch (const Error& e) {
+    throw Error(e.code(), origin + ": " + e.what());
+  }
   std::unique_ptr<BIO, decltype(&BIO_free)> in(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())), BIO_free);
   std::vector<std::string> keys;
   while (EVP_PKEY* key = PEM_read_bio_PUBKEY(in.get(), nullptr, nullptr, nullptr)) {
@@ -44,40 +52,70 @@ std::vector<std::string> public_keys(const std::string& file, const std::string&
 
 }  // namespace
 
-TokenPolicy load_token_issuers(const std::string& path) {
+std::vector<TokenIssuerConfig> read_token_issuers(const std::string& path) {
   toml::table doc;
   try {
     doc = toml::parse(read_all(path, "--token-issuers"), path);
   } catch (const toml::parse_error& e) {
     throw Error(Errc::usage, path + " line " + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
   }
-  TokenPolicy policy;
-  policy.any_audience = doc["accept_any_audience"].value_or(false);
+  const bool any_audience = doc["accept_any_audience"].value_or(false);
+  std::vector<std::string> audiences;
   if (auto* aud = doc["audience"].as_array())
     for (const auto& a : *aud)
-      if (auto v = a.value<std::string>()) policy.audiences.push_back(*v);
-  if (auto v = doc["audience"].value<std::string>()) policy.audiences.push_back(*v);
-  if (policy.audiences.empty() && !policy.any_audience)
-    throw Error(Errc::usage, path + ": give `audience = [...]` (the aud values tokens for this server carry) or "
-                                    "accept_any_audience = true");
+      if (auto v = a.value<std::string>()) audiences.push_back(*v);
+  if (auto v = doc["audience"].value<std::string>()) audiences.push_back(*v);
   auto* issuers = doc["issuer"].as_array();
   if (!issuers || issuers->empty()) throw Error(Errc::usage, path + ": no [[issuer]] entry");
+  std::vector<TokenIssuerConfig> out;
   for (std::size_t i = 0; i < issuers->size(); ++i) {
     auto* t = issuers->get(i)->as_table();
-    const std::string where = path + " [[issuer]] #" + std::to_string(i + 1);
-    if (!t) throw Error(Errc::usage, where + ": not a table");
-    TokenIssuer issuer;
+    TokenIssuerConfig issuer;
+    issuer.where = path + " [[issuer]] #" + std::to_string(i + 1);
+    if (!t) throw Error(Errc::usage, issuer.where + ": not a table");
     issuer.url = (*t)["url"].value_or(std::string());
     issuer.base_path = (*t)["base_path"].value_or(std::string("/"));
     issuer.key_file = (*t)["key_file"].value_or(std::string());
+    issuer.https_ca_file = (*t)["https_ca_file"].value_or(std::string());
+    issuer.audiences = audiences;
+    if (auto* aud = (*t)["audience"].as_array())
+      for (const auto& a : *aud)
+        if (auto v = a.value<std::string>()) issuer.audiences.push_back(*v);
+    if (auto v = (*t)["audience"].value<std::string>()) issuer.audiences.push_back(*v);
+    issuer.accept_any_audience = (*t)["accept_any_audience"].value_or(any_audience);
+    out.push_back(std::move(issuer));
+  }
+  return out;
+}
+
+TokenPolicy load_token_policy(const ServerOptions& options) {
+  std::vector<TokenIssuerConfig> configs;
+  if (!options.token_issuers_file.empty()) configs = read_token_issuers(options.token_issuers_file);
+  configs.insert(configs.end(), options.token_issuers.begin(), options.token_issuers.end());
+  TokenPolicy policy;
+  for (const auto& config : configs) {
+    TokenIssuer issuer;
+    static_cast<TokenIssuerConfig&>(issuer) = config;
+    const std::string& where = config.where;
     if (issuer.url.empty()) throw Error(Errc::usage, where + ": no url (the tokens' iss claim)");
+    for (const auto& other : policy.issuers)
+      if (other.url == issuer.url) throw Error(Errc::usage, where + ": issuer " + issuer.url + " is listed twice (also " + other.where + ")");
+    if (issuer.audiences.empty() && !issuer.accept_any_audience)
+      throw Error(Errc::usage, where + ": give `audience = [...]` (the aud values tokens for this server carry) or "
+                                       "accept_any_audience = true");
     auto base = normalize_request_path(issuer.base_path);
     if (!base) throw Error(Errc::usage, where + ": base_path with '..'");
     issuer.base_path = *base;
-    if (issuer.key_file.empty())
-      throw Error(Errc::usage, where + ": no key_file (pxferd does not fetch issuer keys over HTTPS yet: save the "
-                                       "issuer's public keys as PEM and name the file)");
-    issuer.keys_pem = public_keys(issuer.key_file, where);
+    if (!issuer.key_file.empty()) {
+      issuer.keys_pem = public_keys(issuer.key_file, where);
+    } else if (issuer.url.rfind("https://", 0) != 0) {
+      throw Error(Errc::usage, where + ": no key_file, and the keys of " + issuer.url + " cannot be fetched: only an "
+                                       "https:// issuer's JWKS is (give key_file = PEM public keys)");
+    } else {
+      if (!issuer.https_ca_file.empty() && ::access(issuer.https_ca_file.c_str(), R_OK) != 0)
+        throw Error(Errc::usage, where + ": cannot read https_ca_file " + issuer.https_ca_file + ": " + errno_text(errno));
+      issuer.jwks = std::make_shared<IssuerKeys>(issuer.url, issuer.https_ca_file);
+    }
     policy.issuers.push_back(std::move(issuer));
   }
   return policy;

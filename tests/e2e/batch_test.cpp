@@ -170,7 +170,7 @@ TEST_F(Batch, NetworkFailuresAreRetriedWithBackoff) {
   auto r = run_pxfer("put", "--from-file", local + "/list", "--retries", "1");
   EXPECT_EQ(r.exit_code, 5) << r.err;  // network
   EXPECT_NE(r.err.find("(after 2 attempts)"), std::string::npos) << r.err;
-  // The first pause is 1 s with ±50 % jitter (pxfer/retry.hpp): at least 0.5 s, never none.
+  // The first pause is 1 s with ±50 % jitter (pxfer/core/retry.hpp): at least 0.5 s, never none.
   EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500)) << "no pause before the retry";
 }
 

@@ -29,6 +29,13 @@ VOMS ACs come from voms-proxy-fake (voms-clients), which takes RSA keys only. To
 python3-jwt, except the forgeries it refuses to make (alg none, HS256 keyed with the public key).
 
 Usage: make_credentials.py DIR   (needs python3-cryptography; run with /usr/bin/python3)
+       make_credentials.py --jwks DIR ISSUER_URL: an issuer whose keys are served as a JWKS
+         jwks.json              its keys: EC P-256 (kid k-ec) and RSA (kid k-rsa), as JWKs
+         jwks-tok-ec.jwt        a good token of ISSUER_URL signed with k-ec (ES256)
+         jwks-tok-rsa.jwt       a good token signed with k-rsa (RS256)
+         jwks-tok-other-key.jwt claims kid k-ec but is signed by another key
+         jwks-tok-new-kid.jwt   signed by a key the JWKS does not hold (kid k-new)
+         jwks-tok-long-sub.jwt  a good k-ec token whose subject is 200 characters long
 """
 import datetime
 import os
@@ -266,7 +273,34 @@ def make_voms(out, ca, ca_key, other, other_key):
     voms_fake(out, "voms-wrongvo-proxy.pem", "voms", "othervo", ["/othervo"], vera=v)
 
 
+def make_jwks(out, issuer):
+    import json
+    import jwt
+    from jwt.algorithms import ECAlgorithm, RSAAlgorithm
+    ec_key, rsa_key, other = key(), key("rsa"), key()
+    jwks = []
+    for k, kid, algo in ((ec_key, "k-ec", ECAlgorithm), (rsa_key, "k-rsa", RSAAlgorithm)):
+        jwk = json.loads(algo.to_jwk(k.public_key()))
+        jwk.update(kid=kid, use="sig")
+        jwks.append(jwk)
+    with open(out + "/jwks.json", "w") as f:
+        json.dump({"keys": jwks}, f)
+    now = int(NOW.timestamp())
+    claims = {"iss": issuer, "sub": "jwks-user", "aud": "pxfer-test", "iat": now - 60, "nbf": now - 60,
+              "exp": now + 3600, "wlcg.ver": "1.0", "jti": "jti-jwks", "scope": "storage.read:/ storage.create:/in"}
+    for name, k, alg, kid in (("ec", ec_key, "ES256", "k-ec"), ("rsa", rsa_key, "RS256", "k-rsa"),
+                              ("other-key", other, "ES256", "k-ec"), ("new-kid", other, "ES256", "k-new")):
+        token = jwt.encode(claims, k, algorithm=alg, headers={"kid": kid})
+        write(out + "/jwks-tok-" + name + ".jwt", token.encode(), 0o600)
+    long_sub = dict(claims, sub="a-subject-of-two-hundred-characters-" + "x" * 164)
+    write(out + "/jwks-tok-long-sub.jwt", jwt.encode(long_sub, ec_key, algorithm="ES256", headers={"kid": "k-ec"}).encode(),
+          0o600)
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: make_credentials.py DIR")
-    main(sys.argv[1])
+    if len(sys.argv) == 4 and sys.argv[1] == "--jwks":
+        make_jwks(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 2:
+        main(sys.argv[1])
+    else:
+        sys.exit("usage: make_credentials.py DIR | --jwks DIR ISSUER_URL")

@@ -63,6 +63,21 @@ inline constexpr std::chrono::milliseconds revoked_session_close{300};
 inline constexpr std::chrono::milliseconds metrics_request_deadline{5'000};
 inline constexpr std::size_t metrics_connections = 16;
 inline constexpr std::uint32_t metrics_request_head_bytes = 8u << 10;
+// --metrics-per-identity (issue 35): a grid identity (a DN with its FQAN, token:SUB@ISSUER) is a
+// label of at most this many bytes (a longer one keeps its start and a hash of the whole), and
+// identities beyond this many share the label "(other)": a scrape stays bounded whoever logs in.
+inline constexpr std::size_t metrics_identity_label_bytes = 128;
+inline constexpr std::size_t metrics_identities = 1000;
+
+// Token issuers without a key_file (issue 35): their keys come from the issuer's JWKS over HTTPS.
+// One fetch (openid-configuration, then jwks_uri) has this long; keys are fetched again after
+// jwks_refresh, and kept while refreshes fail for at most jwks_max_age (then that issuer's tokens
+// are refused); a token with a key id the keys lack fetches again at most once per jwks_min_refetch.
+inline constexpr std::chrono::milliseconds jwks_fetch_timeout{10'000};
+inline constexpr std::chrono::seconds jwks_refresh{3600};
+inline constexpr std::chrono::seconds jwks_max_age{24 * 3600};
+inline constexpr std::chrono::seconds jwks_min_refetch{60};
+inline constexpr std::size_t jwks_max_bytes = 1u << 20;  // an openid-configuration or JWKS document
 
 // pxferd stopping (a second SIGTERM, or the drain's timeout): the transfers it aborts get this
 // long to send their clients the ERROR that says why before every connection is closed.

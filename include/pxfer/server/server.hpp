@@ -13,6 +13,21 @@
 
 namespace pxfer {
 
+// One WLCG token issuer a site trusts: an [[issuer]] table of pxferd.toml or of the
+// --token-issuers file (docs/grid.md).
+struct TokenIssuerConfig {
+  std::string url;                     // the tokens' `iss` claim, exactly
+  std::string base_path = "/";         // the export subpath its scopes' paths are below
+  std::vector<std::string> audiences;  // the `aud` values its tokens for this server carry
+  bool accept_any_audience = false;    // also "https://wlcg.cern.ch/jwt/v1/any"
+  // Its public keys (PEM) for sites without outbound HTTPS; "" = fetched over HTTPS from the
+  // issuer's /.well-known/openid-configuration -> jwks_uri (JWKS), verified with `https_ca_file`
+  // ("" = the system's CA store).
+  std::string key_file;
+  std::string https_ca_file;
+  std::string where;  // "FILE:LINE:COL [[issuer]] #N", for messages
+};
+
 struct ServerOptions {
   std::string root;                               // export root; every path is confined below it
   Endpoint listen{"127.0.0.1", default_port};
@@ -53,6 +68,9 @@ struct ServerOptions {
   // WLCG / SciTokens JWTs sent where a pxfer token goes, from the issuers this TOML file lists
   // (src/server/token_issuers.hpp); "" = JWTs are not accepted.
   std::string token_issuers_file;
+  // The [[issuer]] tables of pxferd.toml: trusted beside those of token_issuers_file.
+  std::vector<TokenIssuerConfig> token_issuers;
+  bool accepts_jwts() const { return !token_issuers_file.empty() || !token_issuers.empty(); }
   bool anonymous_read = false;      // clients without credentials may read
   // No authentication at all, anonymous read-write: refused unless the listen address is loopback.
   // Without any of tokens_file, client_ca_file, x509, token_issuers_file, anonymous_read or this, the server refuses to start.
@@ -114,11 +132,13 @@ class Server {
   // while data streams of running transfers may still attach), lets the running ones finish for
   // options.drain_timeout, then stop()s. Returns at once; a second drain() or a stop() cuts it short.
   void drain();
-  // Re-reads the tokens and access files (pxferd on SIGHUP; thread-safe). Control sessions that
-  // authenticated already, and their transfers, go on; every later connection is judged by the new
-  // files. Throws Error and changes nothing when a file is missing or malformed, or when the reload
-  // would drop the tokens or access file the server started with (only a restart may do that).
-  void reload(const std::string& tokens_file, const std::string& access_file);
+  // Re-reads the tokens and access files, the token issuers (next.token_issuers_file and
+  // next.token_issuers), the certificate and the --x509-ca-dir with its CRLs (pxferd on SIGHUP;
+  // thread-safe). Control sessions that authenticated already, and their transfers, go on; every
+  // later connection is judged by the new settings. Throws Error and changes nothing when a file
+  // is missing or malformed, or when the reload would drop the tokens or access file the server
+  // started with (only a restart may do that).
+  void reload(const ServerOptions& next);
   // The server's counters and load in the Prometheus text format (pxferd --metrics-listen).
   std::string metrics_text() const;
 

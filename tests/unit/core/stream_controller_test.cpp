@@ -1,4 +1,4 @@
-// -p auto's controller (pxfer/stream_controller.hpp) against synthetic paths: each test is a rate
+// -p auto's controller (pxfer/core/stream_controller.hpp) against synthetic paths: each test is a rate
 // as a function of the stream count, sampled every 100 ms as the engine would.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The one home for the stream count (pxfer/stream_count.hpp), pinned as a table: each row is one
+// The one home for the stream count (pxfer/core/stream_count.hpp), pinned as a table: each row is one
 // caller's question (the CLI, a batch under --max-streams, a small file, the server's grant, auto).
 #include <gtest/gtest.h>
 
