@@ -31,8 +31,12 @@ declare -A sources=(
 # Libraries a target links besides the sources (libcrypto: OpenSSL's Poly1305 and HMAC).
 declare -A libs=([block]="-lcrypto")
 all_targets=(frame url units path block)
+# The layer macros the libraries define (src/CMakeLists.txt): a target compiled here outside CMake
+# says which layers it builds on, or each header's layer guard stops it. fuzz_path checks the
+# client's listing check, so its target is a client of the core.
+layers=(-DPXFER_LAYER_COMMON=1 -DPXFER_LAYER_CORE=1 -DPXFER_LAYER_CLIENT=1)
 flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
-       -fno-sanitize-recover=all -I"$here/include" -I"$here/src")
+       -fno-sanitize-recover=all -I"$here/include" -I"$here/src" "${layers[@]}")
 
 mkdir -p "$out/artifacts"
 # Probe once: clang without compiler-rt's libFuzzer cannot link -fsanitize=fuzzer.
@@ -56,7 +60,7 @@ build() {
 }
 
 if [ "${1:-}" = "--seeds" ]; then
-  "$cxx" -std=c++20 -O1 -I"$here/include" -I"$here/src" "$here/fuzz/make_seeds.cpp" "$here/src/wire/codec.cpp" "$here/src/wire/block_codec.cpp" "$here/src/wire/names.cpp" "$here/src/wire/split.cpp" \
+  "$cxx" -std=c++20 -O1 "${layers[@]}" -I"$here/include" -I"$here/src" "$here/fuzz/make_seeds.cpp" "$here/src/wire/codec.cpp" "$here/src/wire/block_codec.cpp" "$here/src/wire/names.cpp" "$here/src/wire/split.cpp" \
     "$here/src/common/error.cpp" -o "$out/make_seeds"
   mkdir -p "$here/fuzz/corpus/frame"
   "$out/make_seeds" "$here/fuzz/corpus/frame"

@@ -118,8 +118,13 @@ TEST_P(DrainPacedWrite, SigtermEndsTheWaitAndKeepsThePartialResumable) {
   if (!second_sigterm) args.insert(args.end(), {"--drain-timeout", "1s"});  // else the default 30 s
   ServerProcess server(root, "127.0.0.1:0", args);
   ChildProcess client = start_pxfer({"put", local + "/big.bin", server.url("big.bin"), "-p", "4", "--perf-interval", "0.05"});
-  ASSERT_GT(wait_for_progress(client), 0u) << client.out() << client.err();
-  std::this_thread::sleep_for(300ms);  // the streams' blocks are in their paced writes now
+  // The transfer is under way once its hidden temporary exists. Not the client's progress: the
+  // first block's ACK may never leave, as every network thread of pxferd can be in a paced write
+  // by then (a slow disk blocks them; 7 of 12 runs under load saw no progress in 20 s).
+  const auto until = std::chrono::steady_clock::now() + 20s;
+  while (hidden_temporaries(root).empty() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(20ms);
+  ASSERT_FALSE(hidden_temporaries(root).empty()) << client.out() << client.err() << server.log();
+  std::this_thread::sleep_for(500ms);  // the streams' blocks are in their paced writes now
 
   ::kill(server.pid(), SIGTERM);
   if (second_sigterm) {
