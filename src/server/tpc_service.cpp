@@ -98,6 +98,10 @@ PushSource open_push_source(const Directory& root, const std::string& path) {
 ClientOptions copy_options(const wire::TpcStart& m) {
   ClientOptions o;
   o.streams = fixed_streams(m.streams);
+  if (m.has_auto && m.auto_streams) {  // -p auto: TPC_START's streams are its ceiling
+    o.auto_streams = true;
+    o.max_streams = o.streams;
+  }
   o.block_size = m.block_size;
   o.checksum = static_cast<ChecksumAlgo>(m.checksum);
   o.overwrite = (m.flags & wire::open_overwrite) != 0;
@@ -121,6 +125,10 @@ wire::TpcDone done_of(const TransferSummary& s) {
   d.checksum = static_cast<std::uint8_t>(s.checksum);
   d.value = s.checksum_value;
   d.stream_recoveries = s.stream_recoveries;
+  if (!s.stream_choice.empty()) {  // only a copy under auto has one, and only a TPC_START with auto asks for it
+    d.has_choice = true;
+    d.stream_choice = s.stream_choice.substr(0, wire::max_stream_choice);
+  }
   return d;
 }
 
@@ -377,6 +385,7 @@ awaitable<void> TpcService::start(net::Connection& control, const SessionRights&
     const bool push = m.mode == wire::CopyMode::push;
     slot = co_await admit(control, *path, streams, total);
     options.streams = streams;
+    if (options.auto_streams) options.max_streams = streams;  // the grant caps auto's ceiling
     copies_->add(run);
     launch(run, copier_, PeerCopyRequest{options, security, target, local, push}, source_fd);
   } catch (const Error& e) {

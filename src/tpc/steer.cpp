@@ -17,6 +17,7 @@
 #include "pxfer/common/interruption.hpp"
 #include "client/path_names.hpp"
 #include "pxfer/common/log_safe.hpp"
+#include "pxfer/core/stream_count.hpp"
 #include "pxfer/core/stream_meter.hpp"
 
 namespace pxfer {
@@ -71,7 +72,10 @@ std::uint32_t open_flags(const ClientOptions& o) {
          (o.stream_stats ? wire::open_want_stats : 0u);
 }
 
-wire::TpcStart start_message(const Plan& p, const wire::TpcGrant& grant, const std::string& fingerprint) {
+// -p auto reaches the active server's copy when it can run the controller (cap_tpc_auto_streams):
+// TPC_START then carries auto's ceiling; an older server gets auto's starting count, fixed.
+wire::TpcStart start_message(const Plan& p, const wire::TpcGrant& grant, const std::string& fingerprint,
+                             std::uint64_t active_caps) {
   const bool pull = p.mode == CopyMode::pull;
   const Url& peer = pull ? p.source : p.dest;
   wire::TpcStart m;
@@ -79,6 +83,11 @@ wire::TpcStart start_message(const Plan& p, const wire::TpcGrant& grant, const s
   m.checksum = static_cast<std::uint8_t>(p.options.checksum);
   m.flags = open_flags(p.options);
   m.streams = p.options.streams;
+  if (p.options.auto_streams && (active_caps & wire::cap_tpc_auto_streams) != 0) {
+    m.streams = stream_count(asking(StreamRequest{true, p.options.streams}, p.options.max_streams)).slots;
+    m.has_auto = true;
+    m.auto_streams = 1;
+  }
   m.block_size = p.options.block_size;
   m.interval_ms = static_cast<std::uint32_t>(p.options.perf_interval.count());
   m.stall_timeout_ms = static_cast<std::uint32_t>(p.options.stall_timeout.count());
@@ -121,6 +130,7 @@ awaitable<void> follow(ControlLink& active, const Plan& p, TransferSummary& summ
     summary.checksum = static_cast<ChecksumAlgo>(done.checksum);
     summary.checksum_value = log_safe(done.value);
     summary.stream_recoveries = done.stream_recoveries;
+    summary.stream_choice = log_safe(done.stream_choice);  // the active server's auto, when it ran one
     if (p.options.stream_stats) summary.stream_totals = per_stream.totals(Clock::now());
     const std::uint64_t moved = done.bytes - std::min(done.bytes, done.resumed_bytes);
     if (p.listener) p.listener->on_finish(IntervalReport{meter.sample(Clock::now(), moved), {}}, summary);
@@ -153,7 +163,8 @@ awaitable<void> attempt_body(const Plan& p, TransferSummary& summary, OpenLinks&
   reply = co_await ask(passive, ask_grant, timeout);
   auto grant = net::expect<wire::TpcGrant>(std::move(reply), passive.authority);
   // The active server must meet the certificate this client verified, and no other.
-  wire::Message start = start_message(p, grant, passive.trust->verified_fingerprint(passive.authority));
+  wire::Message start =
+      start_message(p, grant, passive.trust->verified_fingerprint(passive.authority), active.hello.capabilities);
   summary.bytes = stat.entry.size;
   summary.identity = log_safe(active.auth.identity);
   // Between the servers as between a client and a server: every block authenticated (issue 11),

@@ -64,7 +64,8 @@ bool known_direction(Direction d) { return d == Direction::put || d == Direction
 bool valid(const TpcGrantRequest& g) { return known_direction(g.direction); }
 bool valid(const TpcStart& t) {
   return (t.mode == CopyMode::pull || t.mode == CopyMode::push) && t.checksum <= last_checksum_algo &&
-         limits::streams_problem(t.streams).empty() && limits::block_size_problem(t.block_size).empty();
+         limits::streams_problem(t.streams).empty() && limits::block_size_problem(t.block_size).empty() &&
+         t.auto_streams <= 1;
 }
 bool valid(const TpcDone& d) { return d.checksum <= last_checksum_algo && d.streams <= max_streams; }
 bool valid(const PutSmall& p) { return p.checksum <= last_checksum_algo; }

@@ -312,6 +312,8 @@ template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std
   io.str(m.peer_url, max_path_length + 300);
   io.str(m.grant, max_grant_length);
   io.str(m.peer_fingerprint, 128);
+  if (!io.tail(m.has_auto)) return;  // cap_tpc_auto_streams
+  io.u8(m.auto_streams);
 }
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, TpcProgress> {
   io.u64(m.bytes);
@@ -327,6 +329,8 @@ template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std
   io.u8(m.checksum);
   io.str(m.value, 128);
   io.u64(m.stream_recoveries);
+  if (!io.tail(m.has_choice)) return;  // the answer to a TPC_START with auto
+  io.str(m.stream_choice, max_stream_choice);
 }
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, PutSmall> {
   io.u32(m.id);

@@ -28,6 +28,7 @@ inline constexpr std::size_t max_text_length = 1024;
 inline constexpr std::size_t token_size = 16;
 inline constexpr std::uint16_t max_streams = limits::max_streams;
 inline constexpr std::size_t max_congestion_name = 16;  // TCP_CA_NAME_MAX
+inline constexpr std::size_t max_stream_choice = 256;   // TPC_DONE's account of -p auto: one line
 using Token = std::array<std::uint8_t, token_size>;
 
 }  // namespace pxfer::wire

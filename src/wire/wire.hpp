@@ -106,10 +106,14 @@ enum Capability : std::uint64_t {
   // control connection's own, each file's under a Poly1305 tag (docs/protocol.md "Small files").
   cap_small_channel = 1u << 9,
   cap_stream_io = 1u << 10,  // the server answers STREAM_OPEN, STREAM_READ, STREAM_WRITE, STREAM_CLOSE
+  // TPC_START may ask for -p auto (its tail): the active server's copy runs the stream controller
+  // up to TPC_START's streams, and TPC_DONE's tail says what it chose and why.
+  cap_tpc_auto_streams = 1u << 11,
 };
 inline constexpr std::uint64_t our_capabilities = cap_block_acks | cap_admission | cap_on_control | cap_heartbeat |
                                                   cap_namespace | cap_tpc | cap_small_files | cap_tls_bound_streams |
-                                                  cap_kept_streams | cap_small_channel | cap_stream_io;
+                                                  cap_kept_streams | cap_small_channel | cap_stream_io |
+                                                  cap_tpc_auto_streams;
 
 enum class Direction : std::uint8_t { put = 1, get = 2 };
 enum OpenFlags : std::uint32_t {
@@ -359,6 +363,10 @@ struct TpcStart {
   std::string peer_url;                  // pxfer://HOST:PORT/PATH
   std::string grant;
   std::string peer_fingerprint;          // "sha256:HEX"
+  // Tail, sent only to a server with cap_tpc_auto_streams: -p auto. `streams` is then auto's
+  // ceiling, and the copy starts with a few streams and adds them while the rate grows.
+  bool has_auto = false;
+  std::uint8_t auto_streams = 0;  // 1 = auto; 0 = `streams` is a fixed count
 };
 struct TpcProgress {
   std::uint64_t bytes = 0;  // moved so far in this copy (resumed bytes not counted)
@@ -376,6 +384,10 @@ struct TpcDone {
   std::uint8_t checksum = 0;        // pxfer::ChecksumAlgo
   std::string value;                // the whole-file digest both ends computed and compared
   std::uint64_t stream_recoveries = 0;
+  // Tail, sent only in answer to a TPC_START that asked for auto: what the active server's stream
+  // controller chose and on what evidence ("auto 24 (RTT 50 ms, ...)"), as a put or get prints it.
+  bool has_choice = false;
+  std::string stream_choice;
 };
 struct InfoRequest {};
 struct Info {

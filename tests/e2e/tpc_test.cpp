@@ -435,5 +435,29 @@ TEST_F(ThirdPartyCopy, BadArgumentsAreOneLineUsageErrors) {
   }
 }
 
+// -p auto (cp's default) runs on the active server (cap_tpc_auto_streams): TPC_START asks for
+// auto's ceiling, the server's copy runs the stream controller, and the steering client's summary
+// says what it chose (issue 39.1); a fixed -p stays fixed and has no such line.
+TEST_F(ThirdPartyCopy, AutoStreamsRunOnTheActiveServerAndSayWhatTheyChose) {
+  ServerProcess a(root_a);
+  ServerProcess b(root_b, "127.0.0.1:0", {"--tpc-allow", "127.0.0.1:*", "-v"});
+  RunResult r = run_pxfer("cp", "--json", a.url("x.bin"), b.url("auto.bin"));
+  ASSERT_EQ(r.exit_code, 0) << r.err << "\nB:\n" << b.log();
+  EXPECT_TRUE(files_equal(root_a + "/x.bin", root_b + "/auto.bin"));
+  auto events = events_of(r.out);
+  ASSERT_TRUE(events.count("summary")) << r.out;
+  ASSERT_TRUE(events["summary"].contains("streams_auto")) << r.out;
+  EXPECT_EQ(events["summary"]["streams_auto"].get<std::string>().rfind("auto ", 0), 0u) << r.out;
+  EXPECT_NE(b.log().find("asked=64"), std::string::npos) << b.log();  // auto's ceiling, not a fixed 4
+  RunResult text = run_pxfer("cp", a.url("x.bin"), b.url("auto2.bin"));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("streams: auto "), std::string::npos) << text.out;
+  RunResult fixed = run_pxfer("cp", "--json", "-p", "3", a.url("x.bin"), b.url("fixed.bin"));
+  ASSERT_EQ(fixed.exit_code, 0) << fixed.err;
+  auto fixed_events = events_of(fixed.out);
+  EXPECT_FALSE(fixed_events["summary"].contains("streams_auto")) << fixed.out;
+  EXPECT_EQ(fixed_events["summary"]["streams"], 3);
+}
+
 }  // namespace
 }  // namespace pxfer::e2e

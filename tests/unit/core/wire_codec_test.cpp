@@ -215,7 +215,7 @@ Message sample_of() {
                     "pxfer://se02:7777/atlas/y.root", std::string(64, 'b'), "sha256:" + std::string(64, 'f')};
   else if constexpr (std::is_same_v<M, TpcProgress>) return TpcProgress{0x0102030405ull, 0x0203040506ull, {figures(0), figures(5)}};
   else if constexpr (std::is_same_v<M, TpcDone>)
-    return TpcDone{0x0102030405ull, 77, 1500, 8, 4u << 20, 1, "0a3c1f2e", 3};
+    return TpcDone{0x0102030405ull, 77, 1500, 8, 4u << 20, 1, "0a3c1f2e", 3, false, ""};
   else if constexpr (std::is_same_v<M, PutSmall>)
     return PutSmall{0x01020304u, open_overwrite | open_sync, 2, "atlas/small/f 1.root", "0a3c1f2e", -1234567890123456789ll,
                     make_token(9), {0x00, 0xff, 0x5a}};
@@ -725,6 +725,9 @@ TEST(WireCodec, TrailingBytesAfterEveryMessage) {
       open->has_transfer_id = true;
       open->transfer_id[15] = 0x5a;
     }
+    // And TPC_START's and TPC_DONE's -p auto tails (cap_tpc_auto_streams).
+    if (auto* start = std::get_if<TpcStart>(&m)) start->has_auto = true;
+    if (auto* done = std::get_if<TpcDone>(&m)) done->has_choice = true;
     SCOPED_TRACE(type_name(type_of(m)));
     Bytes payload = payload_of(m);
     payload.push_back(0);
@@ -1069,6 +1072,36 @@ TEST(WireCodec, OpenOkAdmissionExtensionRoundTripsAndIsOptional) {
   EXPECT_EQ(payload_of(Message(ok)).size(), token_size + 8 + 4 + 8 + 2 + 4 + 4 + 4);
   ASSERT_EQ(decode_frame(encode(plain), out), DecodeStatus::ok);
   EXPECT_FALSE(std::get<OpenOk>(out).has_admission);
+}
+
+// -p auto in a third-party copy (cap_tpc_auto_streams): TPC_START's and TPC_DONE's tails are
+// optional, so an older peer's frames still decode, and an auto flag other than 0 or 1 is refused.
+TEST(WireCodec, TpcAutoStreamsTailsAreOptionalAndChecked) {
+  TpcStart start{CopyMode::pull, 0, 0, 64, 4u << 20, 1000, 0, "a/x", "pxfer://h:7521/x", "g", "sha256:" + std::string(64, 'f')};
+  Message out;
+  ASSERT_EQ(decode_frame(encode(start), out), DecodeStatus::ok);
+  EXPECT_FALSE(std::get<TpcStart>(out).has_auto);
+  start.has_auto = true;
+  start.auto_streams = 1;
+  ASSERT_EQ(decode_frame(encode(start), out), DecodeStatus::ok);
+  EXPECT_TRUE(std::get<TpcStart>(out).has_auto);
+  EXPECT_EQ(std::get<TpcStart>(out).auto_streams, 1u);
+  start.auto_streams = 2;
+  EXPECT_EQ(decode_frame(encode(start), out), DecodeStatus::bad_field);
+  TpcDone done{42, 0, 10, 4, 4u << 20, 1, "0a3c1f2e", 0, false, ""};
+  ASSERT_EQ(decode_frame(encode(done), out), DecodeStatus::ok);
+  EXPECT_FALSE(std::get<TpcDone>(out).has_choice);
+  done.has_choice = true;
+  done.stream_choice = "auto 4 (the transfer ended before a measurement)";
+  ASSERT_EQ(decode_frame(encode(done), out), DecodeStatus::ok);
+  EXPECT_EQ(std::get<TpcDone>(out).stream_choice, done.stream_choice);
+  // A cut inside a tail is truncated, never a shorter message read as whole.
+  const Bytes full = payload_of(Message(done));
+  const std::size_t base = payload_of(Message(TpcDone{42, 0, 10, 4, 4u << 20, 1, "0a3c1f2e", 0, false, ""})).size();
+  for (std::size_t cut = base + 1; cut < full.size(); ++cut)
+    EXPECT_EQ(decode_frame(frame_of(FrameType::tpc_done, Bytes(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(cut)))),
+              DecodeStatus::truncated)
+        << cut;
 }
 
 TEST(WireCodec, OpenOkAdmissionExtensionIsCheckedAndBounded) {
