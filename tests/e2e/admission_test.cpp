@@ -82,13 +82,17 @@ ChildProcess start_pxferd_with(const std::string& root, const std::vector<std::s
   return ChildProcess::piped(argv);
 }
 
-TEST(Admission, MaxActiveTwoWithTenFilesAtOnce) {
-  TempDir dir{big_file_base()};
-  std::string root = dir.subdir("root");
+// Big files are quicker on tmpfs (big_file_base()).
+class Admission : public DirsTest {
+ protected:
+  Admission() : DirsTest(big_file_base()) {}
+};
+
+TEST_F(Admission, MaxActiveTwoWithTenFilesAtOnce) {
   std::string tree = dir.subdir("tree");
   for (int i = 0; i < 10; ++i)
     make_file(tree + "/f" + std::to_string(i) + ".dat", 8u << 20, static_cast<std::uint64_t>(100 + i));
-  ServerProcess server(root, "127.0.0.1:0", {"--max-active", "2", "-v"});  // -v: every admission is logged
+  ServerProcess server = serve({"--max-active", "2", "-v"});  // -v: every admission is logged
   // Paced at 16 MiB/s per connection, each file takes a good quarter of a second: long enough
   // for the file system to show which ones are being written at once.
   pxfer::testing::FaultProxy paced(server.port());
@@ -115,11 +119,9 @@ TEST(Admission, MaxActiveTwoWithTenFilesAtOnce) {
   EXPECT_EQ(count_lines_containing(log, "result=ok"), 10u) << log;
 }
 
-TEST(Admission, QueuedClientSeesItsPosition) {
-  TempDir dir{big_file_base()};
-  std::string root = dir.subdir("root");
+TEST_F(Admission, QueuedClientSeesItsPosition) {
   make_file(root + "/big.dat", 64u << 20, 9);
-  ServerProcess server(root, "127.0.0.1:0", {"--max-active", "1", "-v"});
+  ServerProcess server = serve({"--max-active", "1", "-v"});
   // The first get goes through a proxy paced at 8 MiB/s (8 s for the file): it still holds the
   // only slot when the second asks, however fast this machine is.
   pxfer::testing::FaultProxy slow(server.port());
@@ -137,8 +139,7 @@ TEST(Admission, QueuedClientSeesItsPosition) {
   EXPECT_NE(second.out.find("queued, position 1 (server: 1 active"), std::string::npos) << second.out;
 }
 
-TEST(Admission, BadQueueTimeoutIsAUsageError) {
-  TempDir dir;
+TEST_F(Admission, BadQueueTimeoutIsAUsageError) {
   // pxferd refuses a bad --queue-timeout before it binds anything.
   auto child = ChildProcess::piped({binary_path("pxferd"), "--root", dir.path(), "--listen", "127.0.0.1:0",
                                     "--queue-timeout", "whenever"});
@@ -149,14 +150,12 @@ TEST(Admission, BadQueueTimeoutIsAUsageError) {
   EXPECT_NE(child.err().find("--queue-timeout whenever"), std::string::npos) << child.err();
 }
 
-TEST(Admission, MaxStreamsPerClientGrantsFewerStreamsAndQueuesTheRest) {
-  TempDir dir{big_file_base()};
-  std::string root = dir.subdir("root");
+TEST_F(Admission, MaxStreamsPerClientGrantsFewerStreamsAndQueuesTheRest) {
   std::string tree = dir.subdir("tree");
   for (int i = 0; i < 4; ++i)
     make_file(tree + "/f" + std::to_string(i) + ".dat", 32u << 20, static_cast<std::uint64_t>(200 + i));
   make_file(root + "/one.dat", 16u << 20, 7);
-  ServerProcess server(root, "127.0.0.1:0", {"--max-streams-per-client", "4", "-v"});
+  ServerProcess server = serve({"--max-streams-per-client", "4", "-v"});
   // One file asking for 8: the client opens the 4 granted and says so.
   auto single = run_pxfer("get", "-p", "8", server.url("one.dat"), dir / "one.dat");
   ASSERT_EQ(single.exit_code, 0) << single.err;
@@ -179,12 +178,10 @@ TEST(Admission, MaxStreamsPerClientGrantsFewerStreamsAndQueuesTheRest) {
   EXPECT_EQ(count_lines_containing(log, "result=ok"), 5u) << log;
 }
 
-TEST(Admission, MaxStartsPerSecondSpreadsAdmissions) {
-  TempDir dir{big_file_base()};
-  std::string root = dir.subdir("root");
+TEST_F(Admission, MaxStartsPerSecondSpreadsAdmissions) {
   std::string tree = dir.subdir("tree");
   for (int i = 0; i < 6; ++i) make_file(tree + "/f" + std::to_string(i) + ".dat", 1u << 20, static_cast<std::uint64_t>(300 + i));
-  ServerProcess server(root, "127.0.0.1:0", {"--max-starts-per-second", "2", "-v"});
+  ServerProcess server = serve({"--max-starts-per-second", "2", "-v"});
   auto r = run_pxfer("put", "-r", "-c", "6", "-p", "1", tree, server.url("dest/"));
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   for (int i = 0; i < 6; ++i)
@@ -199,10 +196,8 @@ TEST(Admission, MaxStartsPerSecondSpreadsAdmissions) {
   EXPECT_GE(count_lines_containing(log, "queued position="), 1u) << log;
 }
 
-TEST(Admission, MaxClientsRefusesAnotherAddress) {
+TEST_F(Admission, MaxClientsRefusesAnotherAddress) {
   if (!ipv6_loopback_available()) GTEST_SKIP() << "needs ::1 for a second client address";
-  TempDir dir{big_file_base()};
-  std::string root = dir.subdir("root");
   std::string tree = dir.subdir("tree");
   for (int i = 0; i < 2; ++i) make_file(tree + "/f" + std::to_string(i) + ".dat", 1u << 20, static_cast<std::uint64_t>(400 + i));
   make_file(root + "/b.dat", 1u << 20, 5);
@@ -225,10 +220,8 @@ TEST(Admission, MaxClientsRefusesAnotherAddress) {
   EXPECT_EQ(again.exit_code, 0) << again.err;
 }
 
-TEST(Admission, ASingleFileIsNotStarvedByAnotherClientsBatch) {
+TEST_F(Admission, ASingleFileIsNotStarvedByAnotherClientsBatch) {
   if (!ipv6_loopback_available()) GTEST_SKIP() << "needs ::1 for a second client address";
-  TempDir dir{big_file_base()};
-  std::string root = dir.subdir("root");
   std::string tree = dir.subdir("tree");
   for (int i = 0; i < 10; ++i)
     make_file(tree + "/f" + std::to_string(i) + ".dat", 64u << 20, static_cast<std::uint64_t>(500 + i));
@@ -259,8 +252,7 @@ TEST(Admission, ASingleFileIsNotStarvedByAnotherClientsBatch) {
   EXPECT_GE(count_lines_containing(log, "path=b.dat queued position=1 "), 1u) << log;
 }
 
-TEST(Admission, BadAdmissionOptionsAreUsageErrors) {
-  TempDir dir;
+TEST_F(Admission, BadAdmissionOptionsAreUsageErrors) {
   for (const auto& [option, value] : std::vector<std::pair<std::string, std::string>>{
            {"--max-streams-per-client", "many"},
            {"--max-streams-per-client", "-4"},

@@ -14,12 +14,9 @@ namespace pxfer::e2e {
 namespace {
 namespace fs = std::filesystem;
 
-class Auto : public ::testing::Test {
+class Auto : public ServedTest {
  protected:
-  TempDir dir{big_file_base()};
-  std::string root = dir.subdir("root");
-  std::string local = dir.subdir("local");
-  ServerProcess server{root};
+  Auto() : ServedTest({}, "127.0.0.1:0", big_file_base()) {}
 
   // `count` files of 1-3 MiB in local/NAME.
   std::string make_many(const std::string& name, int count) {

@@ -41,12 +41,9 @@ void expect_same_tree(const std::string& expected, const std::string& actual) {
   }
 }
 
-class Batch : public ::testing::Test {
+class Batch : public ServedTest {
  protected:
-  TempDir dir{big_file_base()};
-  std::string root = dir.subdir("root");
-  std::string local = dir.subdir("local");
-  ServerProcess server{root};
+  Batch() : ServedTest({}, "127.0.0.1:0", big_file_base()) {}
 
   // Nested directories, an empty one, zero-byte files, one file over a block.
   std::string make_tree(const std::string& name) {

@@ -31,13 +31,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-Url url_of(const ServerProcess& server, const std::string& path) {
-  std::string why;
-  auto url = parse_url(server.url(path), &why);
-  if (!url) throw std::runtime_error("bad url " + server.url(path) + ": " + why);
-  return *url;
-}
-
 // A value of /proc/PID/status in KiB ("VmHWM", "VmRSS"); -1 when missing.
 long status_kib(pid_t pid, const std::string& key) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
@@ -74,18 +67,16 @@ void make_sparse(const std::string& path, std::uint64_t size) {
 double login_seconds(const ServerProcess& server) {
   auto start = Clock::now();
   try {
-    server_limits(url_of(server, ""), std::chrono::milliseconds(10'000));
+    server_limits(parsed_url(server, ""), std::chrono::milliseconds(10'000));
   } catch (const std::exception& e) {
     ADD_FAILURE() << "a fresh client could not log in: " << e.what();
   }
   return seconds_since(start);
 }
 
-class Blocking : public ::testing::Test {
+class Blocking : public DirsTest {
  protected:
-  Blocking() : root(dir.subdir("root")), local(dir.subdir("local")) {}
-  TempDir dir{big_file_base()};  // tmpfs where there is one: 50,000 files are made in a second
-  std::string root, local;
+  Blocking() : DirsTest(big_file_base()) {}  // tmpfs where there is one: 50,000 files are made in a second
 };
 
 // A FIFO opened for reading waits for a writer: pxferd must refuse it at once (it is not a
@@ -93,7 +84,7 @@ class Blocking : public ::testing::Test {
 TEST_F(Blocking, FifoInTheExportIsRefusedQuicklyAndTheServerKeepsServing) {
   ASSERT_EQ(::mkfifo((root + "/pipe").c_str(), 0644), 0);
   make_file(root + "/ok.bin", 300 * KiB, 3);
-  ServerProcess server(root, "127.0.0.1:0", {"--threads", "1"});
+  ServerProcess server = serve({"--threads", "1"});
 
   auto start = Clock::now();
   RunResult got = run_pxfer_args({"get", server.url("pipe"), local + "/pipe.out"}, 20s);
@@ -110,7 +101,7 @@ TEST_F(Blocking, FifoInTheExportIsRefusedQuicklyAndTheServerKeepsServing) {
   try {
     ClientOptions options;
     ClientSession session(options);
-    session.remote_sum(url_of(server, "pipe"), ChecksumAlgo::sha256, 0, std::chrono::milliseconds(10'000));
+    session.remote_sum(parsed_url(server, "pipe"), ChecksumAlgo::sha256, 0, std::chrono::milliseconds(10'000));
   } catch (const Error& e) {
     refused = e;
   }
@@ -130,8 +121,8 @@ TEST_F(Blocking, FifoInTheExportIsRefusedQuicklyAndTheServerKeepsServing) {
 TEST_F(Blocking, TwoSlowSumsDoNotDelayAThirdClientsLogin) {
   constexpr std::uint64_t size = 8 * GiB;
   make_sparse(root + "/huge.bin", size);
-  ServerProcess server(root, "127.0.0.1:0", {"--threads", "2"});
-  const Url huge = url_of(server, "huge.bin");
+  ServerProcess server = serve({"--threads", "2"});
+  const Url huge = parsed_url(server, "huge.bin");
   ASSERT_LT(login_seconds(server), 2.0) << "the server is slow before any SUM";
 
   std::atomic<int> answered{0};
@@ -174,8 +165,8 @@ TEST_F(Blocking, AThirdIdentitysListIsServedWhileTwoOthersFillThePoolWithSums) {
   const std::string tokens = dir.subdir("etc") + "/tokens";
   const std::string token_a = create_token("alice", tokens), token_b = create_token("bob", tokens),
                     token_c = create_token("carol", tokens);
-  ServerProcess server(root, "127.0.0.1:0", {"--tokens", tokens});
-  const Url huge = url_of(server, "huge.bin");
+  ServerProcess server = serve({"--tokens", tokens});
+  const Url huge = parsed_url(server, "huge.bin");
   std::atomic<int> answered{0};
   std::vector<std::jthread> sums;  // joined even when an assertion returns early
   for (const std::string* token : {&token_a, &token_a, &token_b, &token_b})
@@ -199,7 +190,7 @@ TEST_F(Blocking, AThirdIdentitysListIsServedWhileTwoOthersFillThePoolWithSums) {
   std::size_t listed = 0;
   std::string error;
   try {
-    listed = list_remote(url_of(server, ""), std::chrono::milliseconds(10'000)).size();
+    listed = list_remote(parsed_url(server, ""), std::chrono::milliseconds(10'000)).size();
   } catch (const std::exception& e) {
     error = e.what();
   }
@@ -252,7 +243,7 @@ TEST_F(Blocking, FourListsOfABigTreeKeepTheServersMemoryBounded) {
   std::printf("tree made in %.2f s\n", seconds_since(start));
   constexpr std::size_t entries = levels + dirs + dirs * files_per_dir;
   auto made = Clock::now();
-  ServerProcess server(root, "127.0.0.1:0", {"--threads", "2"});
+  ServerProcess server = serve({"--threads", "2"});
   const long before = status_kib(server.pid(), "VmHWM");
   ASSERT_GT(before, 0) << "no VmHWM in /proc/" << server.pid() << "/status";
 
@@ -262,7 +253,7 @@ TEST_F(Blocking, FourListsOfABigTreeKeepTheServersMemoryBounded) {
   for (int i = 0; i < 4; ++i)
     lists.emplace_back([&, i] {
       try {
-        counts[i] = list_remote(url_of(server, ""), std::chrono::milliseconds(10'000)).size();
+        counts[i] = list_remote(parsed_url(server, ""), std::chrono::milliseconds(10'000)).size();
       } catch (const std::exception& e) {
         errors[i] = e.what();
       }

@@ -25,13 +25,13 @@ std::optional<std::chrono::milliseconds> exits_within(ServerProcess& server, std
   return std::nullopt;
 }
 
-TEST(Drain, SigtermLetsARunningPutFinishAndRefusesNewTransfers) {
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
+using Drain = DirsTest;
+
+TEST_F(Drain, SigtermLetsARunningPutFinishAndRefusesNewTransfers) {
   make_file(local + "/big.bin", 40 * MiB, 31);
   make_file(local + "/late.bin", 1 * MiB, 32);
   // The lab's slow disk keeps the put running for about 2.5 s, long enough to drain under it.
-  ServerProcess server(root, "127.0.0.1:0", {"--emulate-disk-rate", "16M"});
+  ServerProcess server = serve({"--emulate-disk-rate", "16M"});
   ChildProcess client = start_pxfer({"put", local + "/big.bin", server.url("big.bin"), "-p", "2", "--perf-interval", "0.05"});
   ASSERT_GT(wait_for_progress(client), 0u) << client.out() << client.err();
 
@@ -60,11 +60,9 @@ TEST(Drain, SigtermLetsARunningPutFinishAndRefusesNewTransfers) {
   EXPECT_NE(log.find("pxferd stopped"), std::string::npos) << log;
 }
 
-TEST(Drain, DrainTimeoutAbortsWhatIsLeftAndKeepsItHidden) {
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
+TEST_F(Drain, DrainTimeoutAbortsWhatIsLeftAndKeepsItHidden) {
   make_file(local + "/big.bin", 64 * MiB, 33);
-  ServerProcess server(root, "127.0.0.1:0", {"--emulate-disk-rate", "4M", "--drain-timeout", "1s"});
+  ServerProcess server = serve({"--emulate-disk-rate", "4M", "--drain-timeout", "1s"});
   ChildProcess client = start_pxfer({"put", local + "/big.bin", server.url("big.bin"), "-p", "2", "--perf-interval", "0.05"});
   ASSERT_GT(wait_for_progress(client), 0u) << client.out() << client.err();
 
@@ -84,11 +82,9 @@ TEST(Drain, DrainTimeoutAbortsWhatIsLeftAndKeepsItHidden) {
   EXPECT_FALSE(path_exists(root + "/big.bin")) << "a partial file was left under the final name";
 }
 
-TEST(Drain, ASecondSigtermAbortsAtOnce) {
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
+TEST_F(Drain, ASecondSigtermAbortsAtOnce) {
   make_file(local + "/big.bin", 64 * MiB, 34);
-  ServerProcess server(root, "127.0.0.1:0", {"--emulate-disk-rate", "4M"});  // default drain: 30 s
+  ServerProcess server = serve({"--emulate-disk-rate", "4M"});  // default drain: 30 s
   ChildProcess client = start_pxfer({"put", local + "/big.bin", server.url("big.bin"), "-p", "2", "--perf-interval", "0.05"});
   ASSERT_GT(wait_for_progress(client), 0u) << client.out() << client.err();
 
@@ -107,16 +103,14 @@ TEST(Drain, ASecondSigtermAbortsAtOnce) {
 // Issue 34: a write paced at 4K/s (a 2 MiB block waits minutes for its turn, on a network thread)
 // held pxferd for ~4 min after SIGTERM, a second SIGTERM too. The paced wait gives up at the
 // drain's deadline (or at once on a second SIGTERM); the partial file stays for a resume.
-class DrainPacedWrite : public ::testing::TestWithParam<bool> {};
+class DrainPacedWrite : public DirsTest, public ::testing::WithParamInterface<bool> {};
 
 TEST_P(DrainPacedWrite, SigtermEndsTheWaitAndKeepsThePartialResumable) {
   const bool second_sigterm = GetParam();
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
   make_file(local + "/big.bin", 16 * MiB, 35);
   std::vector<std::string> args = {"--emulate-disk-rate", "4K"};
   if (!second_sigterm) args.insert(args.end(), {"--drain-timeout", "1s"});  // else the default 30 s
-  ServerProcess server(root, "127.0.0.1:0", args);
+  ServerProcess server = serve(args);
   ChildProcess client = start_pxfer({"put", local + "/big.bin", server.url("big.bin"), "-p", "4", "--perf-interval", "0.05"});
   // The transfer is under way once its hidden temporary exists. Not the client's progress: the
   // first block's ACK may never leave, as every network thread of pxferd can be in a paced write
@@ -146,9 +140,8 @@ TEST_P(DrainPacedWrite, SigtermEndsTheWaitAndKeepsThePartialResumable) {
 INSTANTIATE_TEST_SUITE_P(Drain, DrainPacedWrite, ::testing::Values(false, true),
                          [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "SecondSigterm" : "DrainTimeout"; });
 
-TEST(Drain, WithNothingRunningSigtermStopsAtOnce) {
-  TempDir dir;
-  ServerProcess server(dir.subdir("root"));
+TEST_F(Drain, WithNothingRunningSigtermStopsAtOnce) {
+  ServerProcess server = serve();
   auto stopped = server.stop(3s);
   EXPECT_FALSE(stopped.killed) << server.log();
   EXPECT_LT(stopped.elapsed, 2s);

@@ -101,12 +101,13 @@ bool attached(ChildProcess& strace) {
   return false;
 }
 
-TEST(Durability, SmallFilesAreFlushedBeforeTheirNameAndTheirDirectoryBeforeTheyCountAsDone) {
+using Durability = DirsTest;
+
+TEST_F(Durability, SmallFilesAreFlushedBeforeTheirNameAndTheirDirectoryBeforeTheyCountAsDone) {
   if (::access("/usr/bin/strace", X_OK) != 0) GTEST_SKIP() << "strace not installed: the order cannot be observed";
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local"), back = dir.subdir("back");
+  std::string back = dir.subdir("back");
   make_tree(local + "/tree");
-  ServerProcess server(root);
+  ServerProcess server = serve();
 
   // put -r: pxferd receives, on one control connection (-c 1), so that any answer it sends while
   // a renamed file's directory is not yet fsynced is an answer too early.

@@ -27,11 +27,9 @@ void expect_error(const RunResult& r, int code, const std::string& needle) {
   EXPECT_NE(r.err.find(needle), std::string::npos) << "stderr should name '" << needle << "': " << r.err;
 }
 
-class Errors : public ::testing::Test {
+class Errors : public ServedTest {
  protected:
-  Errors() : root(dir.subdir("root")), local(dir.subdir("local")), outside(dir.subdir("outside")), server(root) {
-    make_file(small, 4 * KiB + 3, 1);
-  }
+  Errors() { make_file(small, 4 * KiB + 3, 1); }
 
   // After the failure, a small put still works: the server survived and serves.
   void expect_server_serving() {
@@ -52,10 +50,8 @@ class Errors : public ::testing::Test {
 
   void SetUp() override { write_text(outside + "/victim.txt", "victim\n"); }
 
-  TempDir dir;
-  std::string root, local, outside;
+  std::string outside = dir.subdir("outside");
   std::string small = dir / "small.bin";
-  ServerProcess server;
   int probes = 0;
 };
 

@@ -82,12 +82,12 @@ void expect_put_and_get(const ServerProcess& server, const std::string& local, c
 // file's 1 MiB and more), followed by 768 KiB of it. Before login only HELLO, AUTH and ATTACH
 // of a few KiB are read (limits::max_login_frame): such a connection is closed at its header.
 // The old code read every one of them into a buffer of its own: about 770 MiB for 1,000.
-TEST(Exhaustion, AThousandConnectionsThatNeverLogInKeepPxferdUnder100MiB) {
+using Exhaustion = DirsTest;
+
+TEST_F(Exhaustion, AThousandConnectionsThatNeverLogInKeepPxferdUnder100MiB) {
   raise_open_file_limit(4096);
   if (HasFatalFailure() || IsSkipped()) return;
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
-  ServerProcess server(root);
+  ServerProcess server = serve();
   const double before = resident_mib(server.pid());
   constexpr std::uint16_t put_small = 46;
   const std::string frame = frame_header((64u << 10) + (1u << 20), put_small) + std::string(768u << 10, 'x');
@@ -110,12 +110,10 @@ TEST(Exhaustion, AThousandConnectionsThatNeverLogInKeepPxferdUnder100MiB) {
 // 1,024 per address): more than --max-connections (4,096). The old code refused every
 // connection of a client that then came to log in; now the oldest of those that have not logged
 // in are closed to make room, and pxferd never keeps more than limits::max_connections_logging_in.
-TEST(Exhaustion, AClientLogsInAndTransfersBeside4100IdleConnections) {
+TEST_F(Exhaustion, AClientLogsInAndTransfersBeside4100IdleConnections) {
   raise_open_file_limit(8192);
   if (HasFatalFailure() || IsSkipped()) return;
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
-  ServerProcess server(root);
+  ServerProcess server = serve();
   std::vector<std::unique_ptr<SourcedConnection>> idle;
   for (int i = 0; i < 4100; ++i) idle.push_back(std::make_unique<SourcedConnection>(source_address(i, 5), server.port()));
   std::this_thread::sleep_for(300ms);

@@ -92,13 +92,11 @@ struct StreamFault {
   bool encrypt = false;  // the replacement stream is a new TLS channel with its own bound proof
 };
 
-class BrokenStream : public ::testing::TestWithParam<StreamFault> {};
+class BrokenStream : public DirsTest, public ::testing::WithParamInterface<StreamFault> {};
 
 TEST_P(BrokenStream, TransferCompletesByteIdentical) {
   const bool put = std::string(GetParam().direction) == "put";
   const Fault fault = GetParam().fault;
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
   std::string source = put ? local + "/f.bin" : root + "/f.bin";
   std::string dest = put ? root + "/f.bin" : local + "/f.bin";
   // 96 MiB at 8 MiB/s per connection: about 3 s with 4 streams, 4 s once one is lost. A stall is
@@ -106,7 +104,7 @@ TEST_P(BrokenStream, TransferCompletesByteIdentical) {
   // must attach before the last block is acknowledged, or there is no "reconnected after" to
   // read: with 48 MiB (1.5 s) that race was lost now and then on a busy machine.
   make_file(source, 96 * MiB, 501);
-  ServerProcess server(root);
+  ServerProcess server = serve();
   FaultProxy proxy(server.port());
   proxy.set_rate(8 * MiB);
   // Connection 0 is the control connection; 1 to 4 are the data streams.
@@ -139,12 +137,10 @@ INSTANTIATE_TEST_SUITE_P(Faults, BrokenStream,
 
 // pxferd dies (SIGKILL) in the middle of a put or a get and is started again: the same command
 // sends only what the receiver does not have yet, and the file is whole.
-class ServerKilled : public ::testing::TestWithParam<const char*> {};
+class ServerKilled : public DirsTest, public ::testing::WithParamInterface<const char*> {};
 
 TEST_P(ServerKilled, RerunResumesWithFewerBytes) {
   const bool put = std::string(GetParam()) == "put";
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
   const std::uint64_t size = 64 * MiB;
   std::string source = put ? local + "/f.bin" : root + "/f.bin";
   std::string dest = put ? root + "/f.bin" : local + "/f.bin";
@@ -171,7 +167,7 @@ TEST_P(ServerKilled, RerunResumesWithFewerBytes) {
   EXPECT_EQ(hidden_temporaries(receiving_dir), resumable_leftovers("f.bin"));
   server.reset();  // reaps the killed process
 
-  ServerProcess restarted(root);
+  ServerProcess restarted = serve();
   proxy.set_upstream(restarted.port());
   proxy.set_rate(0);
   std::vector<std::string> again_args(args.begin(), args.end() - 2);
@@ -202,11 +198,11 @@ INSTANTIATE_TEST_SUITE_P(Faults, ServerKilled, ::testing::Values("put", "get"),
                          [](const ::testing::TestParamInfo<const char*>& p) { return std::string(p.param); });
 
 // The client dies (SIGKILL) in the middle of a get: its journal survived, the rerun resumes.
-TEST(Faults, ClientKilledDuringGetThenRerunResumes) {
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
+using Faults = DirsTest;
+
+TEST_F(Faults, ClientKilledDuringGetThenRerunResumes) {
   make_file(root + "/f.bin", 64 * MiB, 503);
-  ServerProcess server(root);
+  ServerProcess server = serve();
   FaultProxy proxy(server.port());
   proxy.set_rate(10 * MiB);
   ChildProcess client = start_pxfer({"get", via(proxy, "f.bin"), local + "/f.bin", "-p", "2", "--perf-interval", "0.05"});
@@ -239,26 +235,25 @@ std::uint64_t read_chars(pid_t pid) {
 // A resumed get of a file whose checksum pxferd has stored (docs/protocol.md "Stored checksums")
 // reads only the blocks it sends: the blocks the client kept are not read again to checksum
 // them. With --no-stored-checksums the server reads them (the whole-file checksum covers them).
-TEST(Faults, AResumedGetOfAFileWithAStoredChecksumDoesNotReadTheKeptBlocksAgain) {
+TEST_F(Faults, AResumedGetOfAFileWithAStoredChecksumDoesNotReadTheKeptBlocksAgain) {
   for (bool stored : {true, false}) {
     SCOPED_TRACE(stored ? "stored checksums" : "--no-stored-checksums");
-    TempDir dir;
-    std::string root = dir.subdir("root"), local = dir.subdir("local");
-    make_file(root + "/f.bin", 64 * MiB, 505);
+    TestDirs round;  // fresh directories and server each round
+    make_file(round.root + "/f.bin", 64 * MiB, 505);
     std::this_thread::sleep_for(1200ms);  // quiet for over a second: SUM may record its value
-    ServerProcess server(root, "127.0.0.1:0", stored ? std::vector<std::string>{} : std::vector<std::string>{"--no-stored-checksums"});
+    ServerProcess server = round.serve(stored ? std::vector<std::string>{} : std::vector<std::string>{"--no-stored-checksums"});
     ASSERT_EQ(run_pxfer("sum", server.url("f.bin")).exit_code, 0);
     FaultProxy proxy(server.port());
     proxy.set_rate(10 * MiB);
-    ChildProcess client = start_pxfer({"get", via(proxy, "f.bin"), local + "/f.bin", "-p", "2", "--perf-interval", "0.05"});
+    ChildProcess client = start_pxfer({"get", via(proxy, "f.bin"), round.local + "/f.bin", "-p", "2", "--perf-interval", "0.05"});
     ASSERT_TRUE(wait_for_bytes(client, 16 * MiB)) << client.out() << client.err();
-    ASSERT_TRUE(wait_for_journal(client, local, "f.bin", 4)) << client.out() << client.err();
+    ASSERT_TRUE(wait_for_journal(client, round.local, "f.bin", 4)) << client.out() << client.err();
     client.send_signal(SIGKILL);
     client.wait(10s);
-    const std::uint64_t had = journaled_blocks(local, "f.bin") * block;
+    const std::uint64_t had = journaled_blocks(round.local, "f.bin") * block;
     proxy.set_rate(0);
     const std::uint64_t before = read_chars(server.pid());
-    RunResult again = run_pxfer("get", via(proxy, "f.bin"), local + "/f.bin", "-p", "2");
+    RunResult again = run_pxfer("get", via(proxy, "f.bin"), round.local + "/f.bin", "-p", "2");
     ASSERT_EQ(again.exit_code, 0) << again.err;
     EXPECT_TRUE(contains(again.out, "resumed: ")) << again.out;
     const std::uint64_t read = read_chars(server.pid()) - before;
@@ -266,14 +261,12 @@ TEST(Faults, AResumedGetOfAFileWithAStoredChecksumDoesNotReadTheKeptBlocksAgain)
       EXPECT_LT(read, 1 * MiB) << "the client kept " << had << " bytes; pxferd read " << read;
     else
       EXPECT_GE(read, had) << "the whole-file checksum covers the kept blocks: read " << read;
-    EXPECT_TRUE(files_equal(root + "/f.bin", local + "/f.bin"));
+    EXPECT_TRUE(files_equal(round.root + "/f.bin", round.local + "/f.bin"));
   }
 }
 
 // With --retries, one command rides out a server restart: it waits, reconnects and resumes.
-TEST(Faults, RetriesCarryAPutThroughAServerRestart) {
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
+TEST_F(Faults, RetriesCarryAPutThroughAServerRestart) {
   make_file(local + "/f.bin", 64 * MiB, 504);
   auto server = std::make_unique<ServerProcess>(root);
   FaultProxy proxy(server->port());
@@ -286,7 +279,7 @@ TEST(Faults, RetriesCarryAPutThroughAServerRestart) {
   server.reset();
   const std::uint64_t had = journaled_blocks(root, "f.bin") * block;
   const std::size_t retry_first = proxy.accepted();
-  ServerProcess restarted(root);
+  ServerProcess restarted = serve();
   proxy.set_upstream(restarted.port());
   int status = client.wait(60s);
   ASSERT_EQ(status, 0) << client.err();
@@ -302,16 +295,14 @@ TEST(Faults, RetriesCarryAPutThroughAServerRestart) {
 // Every connection stops forwarding at once, the control connection too: data streams are
 // replaced, the silent control connection is noticed (heartbeats), the attempt fails and
 // --retries starts another that resumes. Nothing hangs.
-class EverythingStalls : public ::testing::TestWithParam<const char*> {};
+class EverythingStalls : public DirsTest, public ::testing::WithParamInterface<const char*> {};
 
 TEST_P(EverythingStalls, RetryResumesAndFinishes) {
   const bool put = std::string(GetParam()) == "put";
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
   std::string source = put ? local + "/f.bin" : root + "/f.bin";
   std::string dest = put ? root + "/f.bin" : local + "/f.bin";
   make_file(source, 48 * MiB, 508);
-  ServerProcess server(root);
+  ServerProcess server = serve();
   FaultProxy proxy(server.port());
   proxy.set_rate(10 * MiB);
   std::vector<std::string> args = put ? std::vector<std::string>{"put", source, via(proxy, "f.bin")}
@@ -346,11 +337,9 @@ INSTANTIATE_TEST_SUITE_P(Faults, EverythingStalls, ::testing::Values("put", "get
 
 // The source shrinks while it is being sent: a clear integrity error, and nothing is kept at
 // the receiver, not even hidden (those bytes must not be resumed).
-TEST(Faults, SourceTruncatedDuringPutFailsCleanly) {
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
+TEST_F(Faults, SourceTruncatedDuringPutFailsCleanly) {
   make_file(local + "/f.bin", 64 * MiB, 505);
-  ServerProcess server(root);
+  ServerProcess server = serve();
   FaultProxy proxy(server.port());
   proxy.set_rate(10 * MiB);
   ChildProcess client = start_pxfer({"put", local + "/f.bin", via(proxy, "f.bin"), "-p", "2", "--perf-interval", "0.05"});
@@ -372,12 +361,10 @@ TEST(Faults, SourceTruncatedDuringPutFailsCleanly) {
 // The same on the server's side of a get: pxferd sends from a mapping of the file
 // (io/mapped_block.hpp), where a truncation would raise SIGBUS. The get fails with the integrity
 // error and pxferd lives on to serve the next request.
-TEST(Faults, SourceTruncatedDuringGetLeavesTheServerServing) {
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
+TEST_F(Faults, SourceTruncatedDuringGetLeavesTheServerServing) {
   make_file(root + "/f.bin", 64 * MiB, 506);
   make_file(root + "/g.bin", 3 * MiB, 507);
-  ServerProcess server(root);
+  ServerProcess server = serve();
   FaultProxy proxy(server.port());
   proxy.set_rate(10 * MiB);
   ChildProcess client = start_pxfer({"get", via(proxy, "f.bin"), local + "/f.bin", "-p", "2", "--perf-interval", "0.05"});
@@ -397,12 +384,10 @@ TEST(Faults, SourceTruncatedDuringGetLeavesTheServerServing) {
 // one, resumable (an interrupted put of the same source), so --no-resume is seen to matter: the
 // proxy counts the whole file again. --sync is seen from outside: strace on pxferd counts the
 // fdatasync calls on the file being received, one per block.
-TEST(Faults, SyncAndNoResumeStillMoveTheWholeFile) {
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
+TEST_F(Faults, SyncAndNoResumeStillMoveTheWholeFile) {
   const std::uint64_t size = 24 * MiB;
   make_file(local + "/f.bin", size, 509);
-  ServerProcess server(root);
+  ServerProcess server = serve();
   FaultProxy proxy(server.port());
   proxy.set_rate(4 * MiB);
   ChildProcess first = start_pxfer({"put", local + "/f.bin", via(proxy, "f.bin"), "-p", "2"});
@@ -439,10 +424,8 @@ TEST(Faults, SyncAndNoResumeStillMoveTheWholeFile) {
 
 // The destination file system is full (a small tmpfs this test mounts): a clear local I/O
 // error before any data moves, nothing left behind, the server still serving.
-TEST(Faults, DestinationFileSystemFull) {
+TEST_F(Faults, DestinationFileSystemFull) {
   if (::geteuid() != 0) GTEST_SKIP() << "mounting a tmpfs needs root (CI runs as root)";
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
   std::string small = root + "/small";
   ASSERT_EQ(::mkdir(small.c_str(), 0755), 0);
   if (::mount("pxfer-test", small.c_str(), "tmpfs", 0, "size=8m") != 0)
@@ -453,7 +436,7 @@ TEST(Faults, DestinationFileSystemFull) {
   } unmount{small};
   make_file(local + "/big.bin", 16 * MiB, 506);
   make_file(local + "/ok.bin", 1 * MiB, 507);
-  ServerProcess server(root);
+  ServerProcess server = serve();
   RunResult r = run_pxfer("put", local + "/big.bin", server.url("small/big.bin"), "-p", "2");
   EXPECT_EQ(r.exit_code, 8) << r.err;
   EXPECT_TRUE(contains(r.err, "No space left on device")) << r.err;

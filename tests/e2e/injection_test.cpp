@@ -257,12 +257,10 @@ Outcome get_through(IntruderProxy& proxy, const TempDir& dir, const std::string&
   return o;
 }
 
-class Injection : public ::testing::TestWithParam<Attack> {};
+class Injection : public DirsTest, public ::testing::WithParamInterface<Attack> {};
 
 TEST_P(Injection, StoredFileIsTheSourceAndTheIntruderIsRefused) {
-  TempDir dir;
-  const std::string root = dir.subdir("root");
-  ServerProcess server(root);
+  ServerProcess server = serve();
   IntruderProxy proxy(server.port(), GetParam(), 1 << 20, 8 * MiB);  // 16 MiB: about 2 s
   Outcome o = GetParam() == Attack::inject_get ? get_through(proxy, dir, root) : put_through(proxy, dir, root);
   SCOPED_TRACE(proxy.what_happened() + "--- pxfer:\n" + o.put.out + o.put.err + "--- pxferd:\n" + server.log());

@@ -16,25 +16,25 @@
 namespace pxfer::e2e {
 namespace {
 
-TEST(Interrupt, SigintDuringAGetKeepsOnlyAResumablePartialFile) {
-  TempDir dir{big_file_base()};
-  std::string root = dir.subdir("root");
-  std::string local = dir.subdir("local");
+using Interrupt = DirsTest;
+
+TEST_F(Interrupt, SigintDuringAGetKeepsOnlyAResumablePartialFile) {
+  TestDirs big(big_file_base());
   const std::uint64_t size = 64 * MiB;
-  make_file(root + "/big.dat", size, 4);
-  ServerProcess server(root);
+  make_file(big.root + "/big.dat", size, 4);
+  ServerProcess server = big.serve();
   // Through a proxy paced at 8 MiB/s the get needs 8 s: the signal always lands mid-transfer, on
   // any machine, and the proxy counts what the rerun carries.
   pxfer::testing::FaultProxy proxy(server.port());
   pin_server("127.0.0.1:" + std::to_string(proxy.port()), server.fingerprint());
   const std::string url = "pxfer://127.0.0.1:" + std::to_string(proxy.port()) + "/big.dat";
   proxy.set_rate(8 * MiB);
-  auto client = start_pxfer({"get", "-p", "1", url, local + "/big.dat"});
+  auto client = start_pxfer({"get", "-p", "1", url, big.local + "/big.dat"});
   // Interrupt once blocks are written (the journal records one), before the transfer can finish.
   auto deadline = std::chrono::steady_clock::now() + 20s;
-  while (journaled_blocks(local, "big.dat") == 0 && std::chrono::steady_clock::now() < deadline && !client.try_wait())
+  while (journaled_blocks(big.local, "big.dat") == 0 && std::chrono::steady_clock::now() < deadline && !client.try_wait())
     client.pump(5ms);
-  ASSERT_GT(journaled_blocks(local, "big.dat"), 0u) << "the get never wrote a block: " << client.err();
+  ASSERT_GT(journaled_blocks(big.local, "big.dat"), 0u) << "the get never wrote a block: " << client.err();
   client.send_signal(SIGINT);
   bool timed_out = false;
   int status = client.wait(std::chrono::seconds(20), &timed_out);
@@ -44,15 +44,15 @@ TEST(Interrupt, SigintDuringAGetKeepsOnlyAResumablePartialFile) {
   EXPECT_NE(client.err().find("interrupted by SIGINT"), std::string::npos) << client.err();
   // Nothing under the final name; the partial file stays hidden for a resume, and the same
   // command picks it up, carrying only what the journal lacked.
-  EXPECT_EQ(list_dir(local), resumable_leftovers("big.dat")) << "left behind in the destination directory";
-  const std::uint64_t had = journaled_blocks(local, "big.dat") * 2 * MiB;
+  EXPECT_EQ(list_dir(big.local), resumable_leftovers("big.dat")) << "left behind in the destination directory";
+  const std::uint64_t had = journaled_blocks(big.local, "big.dat") * 2 * MiB;
   proxy.set_rate(0);
   const std::size_t rerun_first = proxy.accepted();
-  RunResult again = run_pxfer("get", "-p", "1", url, local + "/big.dat");
+  RunResult again = run_pxfer("get", "-p", "1", url, big.local + "/big.dat");
   EXPECT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.out.find("resumed: "), std::string::npos) << again.out;
-  EXPECT_TRUE(files_equal(root + "/big.dat", local + "/big.dat"));
-  EXPECT_EQ(list_dir(local), std::vector<std::string>{"big.dat"});
+  EXPECT_TRUE(files_equal(big.root + "/big.dat", big.local + "/big.dat"));
+  EXPECT_EQ(list_dir(big.local), std::vector<std::string>{"big.dat"});
   const std::uint64_t rerun = proxy.carried_since(rerun_first).to_client;
   EXPECT_LE(rerun, size - had + 1 * MiB) << "journal held " << had << " bytes; the rerun carried " << rerun;
 }
@@ -83,17 +83,16 @@ void expect_one_summary_line(const ChildProcess& client, const std::string& sign
   EXPECT_NE(client.err().find("did not finish"), std::string::npos) << client.err();
 }
 
-class InterruptBatch : public ::testing::TestWithParam<int> {
+class InterruptBatch : public DirsTest, public ::testing::WithParamInterface<int> {
  protected:
   std::string signal_name() const { return GetParam() == SIGINT ? "SIGINT" : "SIGTERM"; }
 };
 
 // put -r -c 1 --retries 3 of six files into a disk that takes 4 MB/s (half a second a file).
 TEST_P(InterruptBatch, PutRecursiveEndsWithinASecondAndStartsNoOtherFile) {
-  TempDir dir;
-  const std::string src = dir.subdir("src"), root = dir.subdir("root");
+  const std::string src = dir.subdir("src");
   for (int i = 0; i < 6; ++i) make_file(src + "/f" + std::to_string(i) + ".bin", 2 * MiB + 1, i + 1);
-  ServerProcess server(root, "127.0.0.1:0", {"--insecure-no-auth", "--emulate-disk-rate", "4M", "--verbose"});
+  ServerProcess server = serve({"--insecure-no-auth", "--emulate-disk-rate", "4M", "--verbose"});
   auto client = start_pxfer({"put", "-r", "-c", "1", "--retries", "3", src, server.url("dst/")});
   int status = -1;
   const double seconds =
@@ -113,11 +112,9 @@ TEST_P(InterruptBatch, PutRecursiveEndsWithinASecondAndStartsNoOtherFile) {
 
 // get -r -c 1 --retries 3 through a proxy that carries 8 MB/s.
 TEST_P(InterruptBatch, GetRecursiveEndsWithinASecondAndKeepsThePartialHidden) {
-  TempDir dir;
-  const std::string root = dir.subdir("root"), local = dir.subdir("local");
   dir.subdir("root/src");
   for (int i = 0; i < 6; ++i) make_file(root + "/src/f" + std::to_string(i) + ".bin", 4 * MiB + 1, i + 1);
-  ServerProcess server(root);
+  ServerProcess server = serve();
   pxfer::testing::FaultProxy proxy(server.port());
   pin_server("127.0.0.1:" + std::to_string(proxy.port()), server.fingerprint());
   proxy.set_rate(8 * MiB);
@@ -140,8 +137,7 @@ INSTANTIATE_TEST_SUITE_P(Interrupt, InterruptBatch, ::testing::Values(SIGINT, SI
                          [](const ::testing::TestParamInfo<int>& p) { return p.param == SIGINT ? "Sigint" : "Sigterm"; });
 
 // A third-party copy: the client ends, and the active server cancels its copy (partial kept).
-TEST(Interrupt, ThirdPartyCopyIsCancelledOnTheServers) {
-  TempDir dir;
+TEST_F(Interrupt, ThirdPartyCopyIsCancelledOnTheServers) {
   const std::string root_a = dir.subdir("a"), root_b = dir.subdir("b");
   make_file(root_a + "/x.bin", 16 * MiB, 5);
   ServerProcess a(root_a);
@@ -161,11 +157,9 @@ TEST(Interrupt, ThirdPartyCopyIsCancelledOnTheServers) {
 }
 
 // One file, --retries 3: SIGTERM ends it at once, not retried.
-TEST(Interrupt, SigtermEndsASingleTransferWithRetries) {
-  TempDir dir;
-  const std::string root = dir.subdir("root"), local = dir.subdir("local");
+TEST_F(Interrupt, SigtermEndsASingleTransferWithRetries) {
   make_file(local + "/one.bin", 16 * MiB, 6);
-  ServerProcess server(root, "127.0.0.1:0", {"--insecure-no-auth", "--emulate-disk-rate", "4M", "--verbose"});
+  ServerProcess server = serve({"--insecure-no-auth", "--emulate-disk-rate", "4M", "--verbose"});
   auto client = start_pxfer({"put", "--retries", "3", local + "/one.bin", server.url("one.bin")});
   int status = -1;
   const double seconds = interrupt_when(client, SIGTERM, [&] { return server.log().find(" admitted ") != std::string::npos; }, status);

@@ -12,12 +12,9 @@
 namespace pxfer::e2e {
 namespace {
 
-class LabFeatures : public ::testing::Test {
+class LabFeatures : public ServedTest {
  protected:
-  TempDir dir{big_file_base()};
-  std::string root = dir.subdir("root");
-  std::string local = dir.subdir("local");
-  ServerProcess server{root};
+  LabFeatures() : ServedTest({}, "127.0.0.1:0", big_file_base()) {}
 };
 
 std::vector<nlohmann::json> json_lines(const std::string& out) {

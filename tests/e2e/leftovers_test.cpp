@@ -85,13 +85,13 @@ void age(const std::string& path, int seconds) {
 
 // 11.6 / 16.2: a put claiming 1 TiB or 1 PiB (a sparse source) is refused at once with the hint,
 // pxferd's memory stays small and nothing is created; --max-file-size refuses it the same way.
-TEST(Leftovers, HugeClaimRefusedFastNothingLeft) {
+using Leftovers = DirsTest;
+
+TEST_F(Leftovers, HugeClaimRefusedFastNothingLeft) {
   if (auto why = private_mounts(); !why.empty()) GTEST_SKIP() << why;
-  TempDir dir;
-  std::string root = dir.subdir("root");
   Tmpfs sparse(dir / "sparse", 1 * MiB);
   if (!sparse.error.empty()) GTEST_SKIP() << "cannot mount a tmpfs here: " << sparse.error;
-  ServerProcess server(root);
+  ServerProcess server = serve();
   for (std::uint64_t size : {std::uint64_t{1} << 40, std::uint64_t{1} << 50}) {
     std::string source = sparse.path + "/huge-" + std::to_string(size);
     int fd = ::open(source.c_str(), O_CREAT | O_WRONLY, 0644);
@@ -107,7 +107,7 @@ TEST(Leftovers, HugeClaimRefusedFastNothingLeft) {
     EXPECT_EQ(list_dir(root), std::vector<std::string>{});
   }
   EXPECT_LT(peak_rss_kib(server.pid()), 100u * 1024) << "pxferd's peak RSS";
-  ServerProcess limited(root, "127.0.0.1:0", {"--max-file-size", "1G"});
+  ServerProcess limited = serve({"--max-file-size", "1G"});
   RunResult r = run_pxfer("put", sparse.path + "/huge-" + std::to_string(std::uint64_t{1} << 40), limited.url("huge.bin"));
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_TRUE(contains(r.err, "--max-file-size")) << r.err;
@@ -117,15 +117,13 @@ TEST(Leftovers, HugeClaimRefusedFastNothingLeft) {
 // 16.2: on a tmpfs barely larger than the file, the put fits (the journal's space is counted and
 // reserved up front) and survives the rest of the file system filling up while it runs; a second
 // put that cannot fit is refused before anything is created, with the hint.
-TEST(Leftovers, JournalSpaceReservedWithTheFile) {
+TEST_F(Leftovers, JournalSpaceReservedWithTheFile) {
   if (auto why = private_mounts(); !why.empty()) GTEST_SKIP() << why;
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
   const std::uint64_t size = 16 * MiB;
   Tmpfs small(root + "/small", size + 8 * 4096 + 64 * 1024);
   if (!small.error.empty()) GTEST_SKIP() << "cannot mount a tmpfs here: " << small.error;
   make_file(local + "/f.bin", size, 1611);
-  ServerProcess server(root);
+  ServerProcess server = serve();
   FaultProxy proxy(server.port());
   proxy.set_rate(4 * MiB);
   ChildProcess client = start_pxfer({"put", local + "/f.bin", via(proxy, "small/f.bin"), "-p", "2", "--perf-interval", "0.1"});
@@ -171,14 +169,12 @@ std::uint64_t temporaries_hold(const std::string& dir, const std::string& name) 
 // Issue 34: a put that claims 224 MiB of a 256 MiB file system and then crawls (64 KiB/s) holds
 // its reservation window (64 MiB), not its claim, so another put of 64 MiB still fits. The old
 // code reserved the whole claim at OPEN and refused the second put ("free some space").
-TEST(Leftovers, AnIdleClaimHoldsOnlyTheReservationWindow) {
+TEST_F(Leftovers, AnIdleClaimHoldsOnlyTheReservationWindow) {
   if (auto why = private_mounts(); !why.empty()) GTEST_SKIP() << why;
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
   Tmpfs small(root + "/small", 256 * MiB);
   if (!small.error.empty()) GTEST_SKIP() << "cannot mount a tmpfs here: " << small.error;
   make_hole(local + "/claim.bin", 224 * MiB);
-  ServerProcess server(root);
+  ServerProcess server = serve();
   FaultProxy proxy(server.port());
   proxy.set_rate(64 * 1024);
   ChildProcess slow = start_pxfer({"put", local + "/claim.bin", via(proxy, "small/claim.bin"), "-p", "1"});
@@ -197,13 +193,11 @@ TEST(Leftovers, AnIdleClaimHoldsOnlyTheReservationWindow) {
 // --max-unfinished-per-identity: the claims of one identity's puts in progress together. With
 // 64 MiB claimed by a crawling put, one of 48 MiB would pass 100M and is refused with the option
 // named; one of 16 MiB fits.
-TEST(Leftovers, APutOverTheIdentitysUnfinishedCapIsRefused) {
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
+TEST_F(Leftovers, APutOverTheIdentitysUnfinishedCapIsRefused) {
   make_hole(local + "/claim.bin", 64 * MiB);
   make_hole(local + "/big.bin", 48 * MiB);
   make_file(local + "/fits.bin", 16 * MiB, 35);
-  ServerProcess server(root, "127.0.0.1:0", {"--insecure-no-auth", "--max-unfinished-per-identity", "100M"});
+  ServerProcess server = serve({"--insecure-no-auth", "--max-unfinished-per-identity", "100M"});
   FaultProxy proxy(server.port());
   proxy.set_rate(64 * 1024);
   ChildProcess slow = start_pxfer({"put", local + "/claim.bin", via(proxy, "claim.bin"), "-p", "1"});
@@ -220,9 +214,7 @@ TEST(Leftovers, APutOverTheIdentitysUnfinishedCapIsRefused) {
 
 // 16.3: stale temporary names of every kind are swept at start and periodically, with or without
 // a journal, in subdirectories too; young ones, locked ones and other names stay.
-TEST(Leftovers, StaleTemporariesSweptAtStartAndPeriodically) {
-  TempDir dir;
-  std::string root = dir.subdir("root");
+TEST_F(Leftovers, StaleTemporariesSweptAtStartAndPeriodically) {
   std::string sub = dir.subdir("root/sub");
   const std::vector<std::string> stale = {root + "/.a.bin.pxfer-0123456789abcdef", root + "/.b.bin.pxfer-part",
                                           root + "/.c.bin.pxfer-part", root + "/.c.bin.pxfer-journal",
@@ -238,7 +230,7 @@ TEST(Leftovers, StaleTemporariesSweptAtStartAndPeriodically) {
   age(locked, 3600);
   int lock_fd = ::open(locked.c_str(), O_RDONLY);
   ASSERT_EQ(::flock(lock_fd, LOCK_EX), 0);
-  ServerProcess server(root, "127.0.0.1:0", {"--partial-max-age", "3s"});
+  ServerProcess server = serve({"--partial-max-age", "3s"});
   write_text(young, "young");
   EXPECT_TRUE(poll_until(5s, [&] {
     for (const auto& p : stale)
@@ -255,9 +247,7 @@ TEST(Leftovers, StaleTemporariesSweptAtStartAndPeriodically) {
 
 // 16.3: pxferd killed during a --no-resume put leaves a temporary file without a journal; the
 // restarted server removes it once it is older than --partial-max-age.
-TEST(Leftovers, NoResumeTemporaryOfAKilledServerIsSwept) {
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
+TEST_F(Leftovers, NoResumeTemporaryOfAKilledServerIsSwept) {
   make_file(local + "/f.bin", 16 * MiB, 1613);
   auto server = std::make_unique<ServerProcess>(root, "127.0.0.1:0", std::vector<std::string>{"--partial-max-age", "1s"});
   FaultProxy proxy(server->port());
@@ -269,18 +259,16 @@ TEST(Leftovers, NoResumeTemporaryOfAKilledServerIsSwept) {
   server.reset();
   ASSERT_EQ(hidden_temporaries(root).size(), 1u);
   std::this_thread::sleep_for(1500ms);
-  ServerProcess restarted(root, "127.0.0.1:0", {"--partial-max-age", "1s"});
+  ServerProcess restarted = serve({"--partial-max-age", "1s"});
   EXPECT_TRUE(poll_until(5s, [&] { return hidden_temporaries(root).empty(); })) << "left: " << hidden_temporaries(root).size();
 }
 
 // 16.3, client side: a get killed during --no-resume leaves a temporary file without a journal in
 // the client's directory; the next get into that directory removes it once older than
 // --partial-max-age.
-TEST(Leftovers, NoResumeTemporaryOfAKilledGetIsSweptByTheNextGet) {
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
+TEST_F(Leftovers, NoResumeTemporaryOfAKilledGetIsSweptByTheNextGet) {
   make_file(root + "/f.bin", 16 * MiB, 1617);
-  ServerProcess server(root);
+  ServerProcess server = serve();
   FaultProxy proxy(server.port());
   proxy.set_rate(2 * MiB);
   ChildProcess client = start_pxfer({"get", via(proxy, "f.bin"), local + "/f.bin", "--no-resume", "--perf-interval", "0.1"});
@@ -298,12 +286,10 @@ TEST(Leftovers, NoResumeTemporaryOfAKilledGetIsSweptByTheNextGet) {
 
 // 16.4: the server committed the file but its RESULT never reached the client: the retry finds the
 // same transfer committed (same id, size and checksum) and reports success, moving nothing again.
-TEST(Leftovers, LostResultAfterCommitIsASuccess) {
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
+TEST_F(Leftovers, LostResultAfterCommitIsASuccess) {
   const std::uint64_t size = 24 * MiB;
   make_file(local + "/f.bin", size, 1614);
-  ServerProcess server(root);
+  ServerProcess server = serve();
   FaultProxy proxy(server.port());
   proxy.set_rate(8 * MiB);
   ChildProcess client = start_pxfer({"put", local + "/f.bin", via(proxy, "f.bin"), "-p", "2", "--perf-interval", "0.1",
@@ -323,11 +309,9 @@ TEST(Leftovers, LostResultAfterCommitIsASuccess) {
 
 // 16.5: a client dies without its connections closing (its host crashed: the proxy stops
 // forwarding them); the same command run again at once takes over the stale transfer and resumes.
-TEST(Leftovers, RerunTakesOverTheTransferOfADeadClient) {
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
+TEST_F(Leftovers, RerunTakesOverTheTransferOfADeadClient) {
   make_file(local + "/f.bin", 48 * MiB, 1615);
-  ServerProcess server(root);
+  ServerProcess server = serve();
   FaultProxy proxy(server.port());
   proxy.set_rate(8 * MiB);
   std::vector<std::string> args = {"put", local + "/f.bin", via(proxy, "f.bin"), "-p", "2"};
@@ -354,15 +338,13 @@ TEST(Leftovers, RerunTakesOverTheTransferOfADeadClient) {
 
 // 16.6: the destination directory removed, or renamed, during a put: the put fails at the next
 // block with a clear line, long before every byte moved, and leaves nothing under either name.
-class DirectoryGone : public ::testing::TestWithParam<const char*> {};
+class DirectoryGone : public DirsTest, public ::testing::WithParamInterface<const char*> {};
 
 TEST_P(DirectoryGone, NoticedAtTheNextBlock) {
   const bool rename_it = std::string(GetParam()) == "renamed";
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
   std::string sub = dir.subdir("root/sub");
   make_file(local + "/f.bin", 64 * MiB, 1616);
-  ServerProcess server(root);
+  ServerProcess server = serve();
   FaultProxy proxy(server.port());
   proxy.set_rate(8 * MiB);
   ChildProcess client = start_pxfer({"put", local + "/f.bin", via(proxy, "sub/f.bin"), "-p", "2", "--perf-interval", "0.1"});

@@ -46,10 +46,10 @@ void raise_open_file_limit(rlim_t wanted) {
 
 // At a quota, a new connection closes the oldest one that has not logged in (issue 34): idle
 // connections hold no client out. Over the per-address quota, that address's own oldest.
-TEST(Limits, ConnectionsOverThePerAddressLimitCloseThatAddressesOldestIdleOnes) {
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
-  ServerProcess server(root, "127.0.0.1:0", {"--max-connections-per-address", "5"});
+using Limits = DirsTest;
+
+TEST_F(Limits, ConnectionsOverThePerAddressLimitCloseThatAddressesOldestIdleOnes) {
+  ServerProcess server = serve({"--max-connections-per-address", "5"});
   std::vector<std::unique_ptr<SourcedConnection>> held;
   for (int i = 0; i < 5; ++i) held.push_back(std::make_unique<SourcedConnection>("127.0.0.2", server.port()));
   SourcedConnection other("127.0.0.3", server.port());
@@ -68,9 +68,8 @@ TEST(Limits, ConnectionsOverThePerAddressLimitCloseThatAddressesOldestIdleOnes) 
   EXPECT_EQ(count_of(server.log(), "connection refused"), 0u) << server.log();
 }
 
-TEST(Limits, ConnectionsOverTheTotalLimitCloseTheOldestIdleOne) {
-  TempDir dir;
-  ServerProcess server(dir.subdir("root"), "127.0.0.1:0", {"--max-connections", "4"});
+TEST_F(Limits, ConnectionsOverTheTotalLimitCloseTheOldestIdleOne) {
+  ServerProcess server = serve({"--max-connections", "4"});
   std::vector<std::unique_ptr<SourcedConnection>> held;
   for (const char* source : {"127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"})
     held.push_back(std::make_unique<SourcedConnection>(source, server.port()));
@@ -82,9 +81,8 @@ TEST(Limits, ConnectionsOverTheTotalLimitCloseTheOldestIdleOne) {
 
 // The first-frame deadline (10 s) covers the whole frame: one byte every 500 ms (a 50-byte HELLO
 // would take 25 s) does not keep a connection open.
-TEST(Limits, APeerTricklingBytesIsDroppedAtTheHelloDeadline) {
-  TempDir dir;
-  ServerProcess server(dir.subdir("root"));
+TEST_F(Limits, APeerTricklingBytesIsDroppedAtTheHelloDeadline) {
+  ServerProcess server = serve();
   SourcedConnection trickler("127.0.0.2", server.port());
   wire::Hello hello;
   hello.agent = std::string(30, 'a');
@@ -112,13 +110,11 @@ TEST(Limits, APeerTricklingBytesIsDroppedAtTheHelloDeadline) {
 // Sockets pxferd holds open now (its /proc/PID/fd), counted from outside.
 std::size_t server_sockets(const ServerProcess& server) { return open_files_of(server.pid(), "socket:").size(); }
 
-TEST(Limits, AThousandIdleConnectionsDoNotStopA64MiBPut) {
+TEST_F(Limits, AThousandIdleConnectionsDoNotStopA64MiBPut) {
   raise_open_file_limit(4096);
   if (HasFatalFailure() || IsSkipped()) return;
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
   // The defaults (4096 total, 1024 per address) hold 1,000 idle connections from one address.
-  ServerProcess server(root);
+  ServerProcess server = serve();
   std::string src = local + "/big.bin";
   make_file(src, 64 * MiB, 64);
   // The same put without the idle connections first, for comparison (printed, not asserted: the
@@ -184,10 +180,8 @@ std::vector<std::vector<std::uint8_t>> valid_frames() {
   return frames;
 }
 
-TEST(Limits, TenThousandRandomAndMutatedFramesLeaveTheServerServing) {
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
-  ServerProcess server(root);
+TEST_F(Limits, TenThousandRandomAndMutatedFramesLeaveTheServerServing) {
+  ServerProcess server = serve();
   const std::size_t base_sockets = server_sockets(server);
   std::mt19937_64 rng(20261123);
   auto frames = valid_frames();

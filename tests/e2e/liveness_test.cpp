@@ -28,19 +28,17 @@ struct Frozen {
   bool sigstop;  // true: SIGSTOP of pxferd; false: the proxy stops forwarding
 };
 
-class StalledPeer : public ::testing::TestWithParam<Frozen> {};
+class StalledPeer : public DirsTest, public ::testing::WithParamInterface<Frozen> {};
 
 // Frozen for 9 s (stall timeout 5 s): the client names the server within 10 s, retries, and the
 // file arrives whole once the server answers again.
 TEST_P(StalledPeer, ReportedRetriedAndFinished) {
   const bool put = std::string(GetParam().direction) == "put";
   const bool sigstop = GetParam().sigstop;
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
   std::string source = put ? local + "/f.bin" : root + "/f.bin";
   std::string dest = put ? root + "/f.bin" : local + "/f.bin";
   make_file(source, 64 * MiB, 1601);
-  ServerProcess server(root);
+  ServerProcess server = serve();
   FaultProxy proxy(server.port());
   proxy.set_rate(8 * MiB);  // per connection: long enough to freeze the server in the middle
   std::vector<std::string> args = put ? std::vector<std::string>{"put", source, via(proxy, "f.bin")}
@@ -90,11 +88,11 @@ INSTANTIATE_TEST_SUITE_P(Liveness, StalledPeer,
 
 // A server that never comes back: the client gives up with exit 5 after its retries, well before
 // a minute, and is never silent for long.
-TEST(Liveness, ServerFrozenForGoodGivesUpWithExit5) {
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
+using Liveness = DirsTest;
+
+TEST_F(Liveness, ServerFrozenForGoodGivesUpWithExit5) {
   make_file(local + "/f.bin", 64 * MiB, 1602);
-  ServerProcess server(root, "127.0.0.1:0", {"--emulate-disk-rate", "16M"});
+  ServerProcess server = serve({"--emulate-disk-rate", "16M"});
   ChildProcess client = start_pxfer({"put", local + "/f.bin", server.url("f.bin"), "-p", "4", "--perf-interval", "0.1",
                                      "--stall-timeout", "5s", "--retries", "3"});
   ASSERT_TRUE(pump_until(client, 30s, [&] { return moved(client, 8 * MiB); })) << client.out() << client.err();
@@ -113,11 +111,9 @@ TEST(Liveness, ServerFrozenForGoodGivesUpWithExit5) {
 
 // SIGINT ends a client whose server is frozen within a second, whatever it waits for: here the
 // TLS handshake of a new control connection (the server's kernel accepted it).
-TEST(Liveness, InterruptEndsAWaitOnAFrozenServerAtOnce) {
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
+TEST_F(Liveness, InterruptEndsAWaitOnAFrozenServerAtOnce) {
   make_file(root + "/f.bin", 1 * MiB, 1603);
-  ServerProcess server(root);
+  ServerProcess server = serve();
   ::kill(server.pid(), SIGSTOP);
   struct Thaw {
     pid_t pid;

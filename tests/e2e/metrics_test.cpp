@@ -11,16 +11,17 @@
 namespace pxfer::e2e {
 namespace {
 
-TEST(Metrics, PrometheusEndpointCountsTransfersAndFailures) {
+using Metrics = DirsTest;
+
+TEST_F(Metrics, PrometheusEndpointCountsTransfersAndFailures) {
   if (capture_shell("command -v curl").empty()) GTEST_SKIP() << "curl not installed";
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local"), etc = dir.subdir("etc");
+  std::string etc = dir.subdir("etc");
   std::string big = local + "/big.bin";
   make_file(big, 16 * MiB, 3);
   std::string tokens = etc + "/tokens";
   write_private(etc + "/alice.token", create_token("alice", tokens) + "\n");
   write_private(etc + "/wrong.token", std::string(64, 'b') + "\n");
-  ServerProcess server(root, "127.0.0.1:0", {"--tokens", tokens, "--metrics-listen", "127.0.0.1:0", "--emulate-disk-rate", "8M",
+  ServerProcess server = serve({"--tokens", tokens, "--metrics-listen", "127.0.0.1:0", "--emulate-disk-rate", "8M",
                                                     "--metrics-per-identity"});
   std::smatch m;
   std::string log = server.log();
@@ -82,10 +83,9 @@ TEST(Metrics, PrometheusEndpointCountsTransfersAndFailures) {
 // connected and sent nothing held every other scrape for 5 s, and one that trickled a byte at a
 // time held it for ever. Now each scraper has its own coroutine and one deadline for the whole
 // request (checked: fails on the old code, where the curl below waits out the silent scraper).
-TEST(Metrics, SlowScraperDelaysNoOtherAndMeetsOneDeadline) {
+TEST_F(Metrics, SlowScraperDelaysNoOtherAndMeetsOneDeadline) {
   if (capture_shell("command -v curl").empty()) GTEST_SKIP() << "curl not installed";
-  TempDir dir;
-  ServerProcess server(dir.subdir("root"), "127.0.0.1:0", {"--metrics-listen", "127.0.0.1:0"});
+  ServerProcess server = serve({"--metrics-listen", "127.0.0.1:0"});
   std::smatch m;
   std::string log = server.log();
   ASSERT_TRUE(std::regex_search(log, m, std::regex("metrics on http://127\\.0\\.0\\.1:([0-9]+)/metrics"))) << log;

@@ -11,13 +11,12 @@ namespace {
 
 constexpr int exit_usage = 2, exit_not_found = 3, exit_permission = 4, exit_exists = 9;
 
-class Namespace : public ::testing::Test {
+class Namespace : public DirsTest {
  protected:
-  Namespace() : root(dir.subdir("root")), local(dir.subdir("local")), etc(dir.subdir("etc")) {
+  Namespace() {
     make_file(small, 300 * KiB + 7, 5);
   }
-  TempDir dir;
-  std::string root, local, etc;
+  std::string etc = dir.subdir("etc");
   std::string small = local + "/small.bin";
 };
 
@@ -34,7 +33,7 @@ std::vector<std::string> lines_of(const std::string& text) {
 }
 
 TEST_F(Namespace, MkdirPThenPutThenLsStatSumMvRm) {
-  ServerProcess server(root);
+  ServerProcess server = serve();
   // The README's example failed when atlas/ did not exist: mkdir -p makes it.
   RunResult m = run_pxfer("mkdir", "-p", server.url("atlas/run42"));
   ASSERT_EQ(m.exit_code, 0) << m.err;
@@ -102,7 +101,7 @@ TEST_F(Namespace, MkdirPThenPutThenLsStatSumMvRm) {
 // rm -r walks the tree through descriptors: a symlink inside pointing out of the root is removed
 // as a name, and what it points to survives.
 TEST_F(Namespace, RecursiveRemoveNeverFollowsASymlinkOutOfTheRoot) {
-  ServerProcess server(root);
+  ServerProcess server = serve();
   std::string outside = dir.subdir("outside");
   make_file(outside + "/precious", 1000, 1);
   ASSERT_EQ(run_pxfer("mkdir", "-p", server.url("t/u")).exit_code, 0);
@@ -118,7 +117,7 @@ TEST_F(Namespace, ReadOnlyIdentityCannotMkdirRemoveOrRename) {
   write_private(etc + "/reader.token", create_token("reader", tokens) + "\n");
   write_private(etc + "/writer.token", create_token("writer", tokens) + "\n");
   write_private(etc + "/access", "reader / ro\nwriter / rw\n");
-  ServerProcess server(root, "127.0.0.1:0", {"--tokens", tokens, "--access", etc + "/access"});
+  ServerProcess server = serve({"--tokens", tokens, "--access", etc + "/access"});
   const std::string reader = etc + "/reader.token", writer = etc + "/writer.token";
   ASSERT_EQ(run_pxfer("put", small, server.url("keep.bin"), "--token-file", writer).exit_code, 0);
   EXPECT_EQ(run_pxfer("mkdir", "-p", server.url("d"), "--token-file", reader).exit_code, exit_permission);
@@ -140,7 +139,7 @@ TEST_F(Namespace, ReadOnlyGrantBelowStopsRecursiveRemoveAndRename) {
   std::string tokens = etc + "/tokens";
   write_private(etc + "/writer.token", create_token("writer", tokens) + "\n");
   write_private(etc + "/access", "writer / rw\nwriter data/frozen ro\n");
-  ServerProcess server(root, "127.0.0.1:0", {"--tokens", tokens, "--access", etc + "/access"});
+  ServerProcess server = serve({"--tokens", tokens, "--access", etc + "/access"});
   const std::string writer = etc + "/writer.token";
   ASSERT_EQ(::mkdir((root + "/data").c_str(), 0755), 0);
   ASSERT_EQ(::mkdir((root + "/data/frozen").c_str(), 0755), 0);
@@ -155,7 +154,7 @@ TEST_F(Namespace, ReadOnlyGrantBelowStopsRecursiveRemoveAndRename) {
 }
 
 TEST_F(Namespace, CpPutsAndGetsSeveralSourcesAndMakesParents) {
-  ServerProcess server(root);
+  ServerProcess server = serve();
   std::string second = local + "/second.bin";
   make_file(second, 70 * KiB, 9);
   RunResult nodir = run_pxfer("cp", small, server.url("new/deeper/one.bin"));

@@ -60,9 +60,9 @@ bool wait_for_log(ServerProcess& server, const std::string& needle, std::chrono:
   return true;
 }
 
-class Operations : public ::testing::Test {
+class Operations : public DirsTest {
  protected:
-  Operations() : root(dir.subdir("root")), local(dir.subdir("local")), etc(dir.subdir("etc")) {
+  Operations() {
     make_file(small, 64 * KiB + 3, 11);
   }
   // The --token-file for a new identity in `tokens`.
@@ -71,8 +71,7 @@ class Operations : public ::testing::Test {
     write_private(file, create_token(name, tokens) + "\n");
     return file;
   }
-  TempDir dir;
-  std::string root, local, etc;
+  std::string etc = dir.subdir("etc");
   std::string small = local + "/small.bin";
   std::string tokens = etc + "/tokens";
 };
@@ -85,7 +84,7 @@ TEST_F(Operations, VersionIsTheOneBothHellosCarry) {
   const std::string v = version_in(client.out, "pxfer");
   EXPECT_FALSE(v.empty());
   EXPECT_EQ(version_in(server_version.out, "pxferd"), v);
-  ServerProcess server(root, "127.0.0.1:0", {"-v"});
+  ServerProcess server = serve({"-v"});
   RunResult put = run_pxfer("put", small, server.url("v.bin"), "-v");
   ASSERT_EQ(put.exit_code, 0) << put.err;
   EXPECT_NE(put.err.find("(pxferd/" + v + ")"), std::string::npos) << "the server's hello: " << put.err;
@@ -100,7 +99,7 @@ TEST_F(Operations, ConfigFileIsReadAndTheCommandLineWins) {
   write_text(config, "# test\nroot = \"" + elsewhere + "\"\ntokens = \"" + tokens + "\"\nmax-active = 3\n");
   // --root on the command line (ServerProcess passes it) beats the file's root; tokens come from
   // the file only: alice may write, which --anonymous-read alone would not allow.
-  ServerProcess server(root, "127.0.0.1:0", {"--config", config, "--anonymous-read"});
+  ServerProcess server = serve({"--config", config, "--anonymous-read"});
   RunResult put = run_pxfer("put", small, server.url("c.bin"), "--token-file", alice);
   ASSERT_EQ(put.exit_code, 0) << put.err;
   EXPECT_TRUE(files_equal(small, root + "/c.bin"));
@@ -159,7 +158,7 @@ TEST_F(Operations, SighupRevokesATokenAndEndsItsRunningTransfer) {
   std::string big = local + "/big.bin";
   make_file(big, 24 * MiB, 5);
   // A slow shared disk (8 MiB/s): the put takes about 3 s, long enough to reload under it.
-  ServerProcess server(root, "127.0.0.1:0", {"--tokens", tokens, "--emulate-disk-rate", "8M"});
+  ServerProcess server = serve({"--tokens", tokens, "--emulate-disk-rate", "8M"});
   ChildProcess put = start_pxfer({"put", "-p", "4", big, server.url("big.bin"), "--token-file", alice});
   std::this_thread::sleep_for(700ms);
   // Revoke alice: the tokens file without her line.
@@ -210,7 +209,7 @@ TEST_F(Operations, SighupLoadsARenewedCertificate) {
   const std::string cert = etc + "/cert.pem", key = etc + "/key.pem";
   ASSERT_EQ(std::system(("cp -p " + etc + "/old.pem " + cert + " && cp -p " + etc + "/old.key " + key).c_str()), 0);
   std::string alice = token_file("alice");
-  ServerProcess server(root, "127.0.0.1:0", {"--tokens", tokens, "--cert", cert, "--key", key});
+  ServerProcess server = serve({"--tokens", tokens, "--cert", cert, "--key", key});
   RunResult before = run_pxfer("put", small, server.url("before.bin"), "--token-file", alice);
   ASSERT_EQ(before.exit_code, 0) << before.err;
 
@@ -268,7 +267,7 @@ class NotifySocket {
 
 TEST_F(Operations, TellsSystemdReadyReloadingAndStopping) {
   NotifySocket notify(dir.path() + "/notify");
-  ServerProcess server(root, "127.0.0.1:0");
+  ServerProcess server = serve();
   std::string ready = notify.next();
   EXPECT_TRUE(ready.starts_with("READY=1")) << ready;
   EXPECT_NE(ready.find("STATUS=serving on 127.0.0.1:" + std::to_string(server.port())), std::string::npos) << ready;
@@ -286,7 +285,7 @@ TEST_F(Operations, SighupRereadsTheConfigFileAndNamesWhatNeedsARestart) {
   write_private(bob_file, create_token("bob", others) + "\n");
   std::string config = etc + "/pxferd.toml";
   write_text(config, "tokens = \"" + tokens + "\"\nmax-active = 4\n");
-  ServerProcess server(root, "127.0.0.1:0", {"--config", config, "--anonymous-read"});
+  ServerProcess server = serve({"--config", config, "--anonymous-read"});
   EXPECT_EQ(run_pxfer("put", small, server.url("a.bin"), "--token-file", alice).exit_code, 0);
   // The file now names another tokens file and another limit: the tokens change, the limit waits.
   write_text(config, "tokens = \"" + others + "\"\nmax-active = 9\n");

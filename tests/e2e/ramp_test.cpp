@@ -28,14 +28,17 @@ std::vector<double> start_times(const std::string& out) {
   return starts;
 }
 
-TEST(RampUp, FilesInFlightNeverExceedTheRamp) {
-  TempDir dir{big_file_base()};
-  std::string root = dir.subdir("root");
+class RampUp : public DirsTest {
+ protected:
+  RampUp() : DirsTest(big_file_base()) {}
+};
+
+TEST_F(RampUp, FilesInFlightNeverExceedTheRamp) {
   std::string tree = dir.subdir("tree");
   const int files = 16;
   for (int i = 0; i < files; ++i)
     make_file(tree + "/f" + std::to_string(i) + ".dat", 24u << 20, static_cast<std::uint64_t>(i));
-  ServerProcess server(root);
+  ServerProcess server = serve();
   // -c 4 over 1.5 s: at most 1 file in flight before 0.5 s, 2 before 1.0 s, 3 before 1.5 s.
   auto r = run_pxfer("put", "-r", "-c", "4", "-p", "1", "--ramp-up", "1.5s", tree, server.url("dest/"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -55,12 +58,10 @@ TEST(RampUp, FilesInFlightNeverExceedTheRamp) {
     EXPECT_TRUE(files_equal(tree + "/f" + std::to_string(i) + ".dat", root + "/dest/tree/f" + std::to_string(i) + ".dat"));
 }
 
-TEST(RampUp, WithoutARampAllFilesStartTogether) {
-  TempDir dir{big_file_base()};
-  std::string root = dir.subdir("root");
+TEST_F(RampUp, WithoutARampAllFilesStartTogether) {
   std::string tree = dir.subdir("tree");
   for (int i = 0; i < 4; ++i) make_file(tree + "/f" + std::to_string(i) + ".dat", 1 << 20, static_cast<std::uint64_t>(i));
-  ServerProcess server(root);
+  ServerProcess server = serve();
   auto r = run_pxfer("put", "-r", "-c", "4", tree, server.url("dest/"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto starts = start_times(r.out);
@@ -68,8 +69,7 @@ TEST(RampUp, WithoutARampAllFilesStartTogether) {
   EXPECT_LT(starts.back(), 0.4) << r.out;
 }
 
-TEST(RampUp, BadDurationIsAUsageError) {
-  TempDir dir;
+TEST_F(RampUp, BadDurationIsAUsageError) {
   auto r = run_pxfer("put", "-r", "--ramp-up", "soon", dir.path(), "pxfer://127.0.0.1:1/x/");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--ramp-up soon"), std::string::npos) << r.err;

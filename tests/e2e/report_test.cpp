@@ -58,11 +58,12 @@ void expect_rendered_page(const std::string& png) {
   EXPECT_GT(fs::file_size(png), 20'000u);
 }
 
-TEST(Report, PutWithReportWritesAPageThatChromiumRenders) {
-  TempDir dir;
-  std::string root = dir.subdir("root"), src = dir / "src.dat", page = dir / "run.html";
+using Report = DirsTest;
+
+TEST_F(Report, PutWithReportWritesAPageThatChromiumRenders) {
+  std::string src = dir / "src.dat", page = dir / "run.html";
   make_file(src, 96 * MiB, 15);
-  ServerProcess server(root);
+  ServerProcess server = serve();
   RunResult r = run_pxfer("put", "-p", "4", "--perf-interval", "0.05", "--report", page, src, server.url("dst.dat"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(files_equal(src, root + "/dst.dat"));
@@ -83,11 +84,10 @@ TEST(Report, PutWithReportWritesAPageThatChromiumRenders) {
   if (const char* keep = std::getenv("PXFER_KEEP_SCREENSHOT")) fs::copy_file(png, keep, fs::copy_options::overwrite_existing);
 }
 
-TEST(Report, CommandOverlaysSavedJsonRunsLabelledByWindow) {
-  TempDir dir;
-  std::string root = dir.subdir("root"), src = dir / "src.dat";
+TEST_F(Report, CommandOverlaysSavedJsonRunsLabelledByWindow) {
+  std::string src = dir / "src.dat";
   make_file(src, 64 * MiB, 16);
-  ServerProcess server(root);
+  ServerProcess server = serve();
   RunResult small = run_pxfer("put", "--json", "-w", "87380", "--perf-interval", "0.05", src, server.url("a.dat"));
   ASSERT_EQ(small.exit_code, 0) << small.err;
   RunResult big = run_pxfer("get", "--json", "-w", "1M", "--perf-interval", "0.05", server.url("a.dat"), dir / "back.dat");
@@ -104,10 +104,8 @@ TEST(Report, CommandOverlaysSavedJsonRunsLabelledByWindow) {
   EXPECT_NE(html.find("pxfer version</th><td>0."), std::string::npos) << "the summaries say it";
 }
 
-TEST(Report, SweepReportIsAHeatmapWithTheTablesNumbers) {
-  TempDir dir;
-  std::string root = dir.subdir("root");
-  ServerProcess server(root);
+TEST_F(Report, SweepReportIsAHeatmapWithTheTablesNumbers) {
+  ServerProcess server = serve();
   fs::create_directories(root + "/sweep");
   RunResult r = run_pxfer("sweep", "--streams", "1,2", "--files", "1,2", "--size", "4M", "--json", "--report",
                           dir / "sweep.html", server.url("sweep/"));
@@ -127,11 +125,10 @@ TEST(Report, SweepReportIsAHeatmapWithTheTablesNumbers) {
   EXPECT_EQ(cells, 4u) << r.out;
 }
 
-TEST(Report, BatchReportMarksEveryFile) {
-  TempDir dir;
-  std::string root = dir.subdir("root"), tree = dir.subdir("tree");
+TEST_F(Report, BatchReportMarksEveryFile) {
+  std::string tree = dir.subdir("tree");
   for (int i = 0; i < 6; ++i) make_file(tree + "/f" + std::to_string(i) + ".dat", 2 * MiB, 20 + static_cast<unsigned>(i));
-  ServerProcess server(root);
+  ServerProcess server = serve();
   RunResult r = run_pxfer("put", "-r", "-c", "2", "--perf-interval", "0.05", "--report", dir / "batch.html", tree,
                           server.url(""));
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -142,9 +139,8 @@ TEST(Report, BatchReportMarksEveryFile) {
   EXPECT_NE(html.find("put -r -p auto -w 0 -c 2"), std::string::npos) << "-p auto is the default";
 }
 
-TEST(Report, DoctorJsonRendersAPathSection) {
-  TempDir dir;
-  ServerProcess server(dir.subdir("root"));
+TEST_F(Report, DoctorJsonRendersAPathSection) {
+  ServerProcess server = serve();
   RunResult doctor = run_pxfer("doctor", "--json", "--target", "1gbit", server.url(""));
   ASSERT_EQ(doctor.exit_code, 0) << doctor.err;
   auto j = nlohmann::json::parse(doctor.out);
@@ -159,8 +155,7 @@ TEST(Report, DoctorJsonRendersAPathSection) {
             std::string::npos);
 }
 
-TEST(Report, BadInputIsOneLineAndAnExitCode) {
-  TempDir dir;
+TEST_F(Report, BadInputIsOneLineAndAnExitCode) {
   write_text(dir / "bad.ndjson", "{\"event\":\"start\",\"bytes\":1}\nthis is not json\n");
   RunResult bad = run_pxfer("report", dir / "bad.ndjson", "-o", dir / "out.html");
   EXPECT_EQ(bad.exit_code, 2);
@@ -184,12 +179,13 @@ RunResult in_terminal(const std::string& command) {
   return r;
 }
 
-TEST(Progress, BarOnATerminalRateLinesWhenAskedOrPiped) {
+using Progress = DirsTest;
+
+TEST_F(Progress, BarOnATerminalRateLinesWhenAskedOrPiped) {
   if (::access("/usr/bin/script", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/script (util-linux) to make a terminal";
-  TempDir dir;
-  std::string root = dir.subdir("root"), src = dir / "src.dat";
+  std::string src = dir / "src.dat";
   make_file(src, 64 * MiB, 17);
-  ServerProcess server(root);
+  ServerProcess server = serve();
   const std::string base = binary_path("pxfer") + " put --overwrite -p 2 --perf-interval 0.05 " + src + " " + server.url("t.dat");
   RunResult bar = in_terminal("COLUMNS=100 " + base);
   ASSERT_EQ(bar.exit_code, 0) << bar.out << bar.err;

@@ -23,9 +23,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 namespace asio = boost::asio;
 
-class Revocation : public ::testing::Test {
+class Revocation : public DirsTest {
  protected:
-  Revocation() : root(dir.subdir("root")), etc(dir.subdir("etc")), local(dir.subdir("local")) {
+  Revocation() {
     write_private(etc + "/alice.token", create_token("alice", tokens) + "\n");
     write_private(etc + "/bob.token", create_token("bob", tokens) + "\n");
     write_private(access, "alice / rw\nbob / rw\n");
@@ -57,8 +57,7 @@ class Revocation : public ::testing::Test {
     while (!t.empty() && t.back() == '\n') t.pop_back();
     return t;
   }
-  TempDir dir;
-  std::string root, etc, local;
+  std::string etc = dir.subdir("etc");
   std::string tokens = etc + "/tokens", access = etc + "/access";
 };
 
@@ -79,7 +78,7 @@ net::awaitable<wire::Message> ask(ControlLink& link, const wire::Message& reques
 }
 
 TEST_F(Revocation, ARemovedTokensIdleSessionEndsWithinASecond) {
-  ServerProcess server(root, "127.0.0.1:0", {"--tokens", tokens, "--access", access});
+  ServerProcess server = serve({"--tokens", tokens, "--access", access});
   bool ended = false;
   std::string told;
   double seconds = -1;
@@ -117,7 +116,7 @@ TEST_F(Revocation, ARemovedTokensIdleSessionEndsWithinASecond) {
 
 TEST_F(Revocation, ARemovedTokensRunningPutFailsWithTheReason) {
   // The disk takes 2 MB/s: a 16 MiB put lasts about 8 s.
-  ServerProcess server(root, "127.0.0.1:0", {"--tokens", tokens, "--access", access, "--emulate-disk-rate", "2M", "--verbose"});
+  ServerProcess server = serve({"--tokens", tokens, "--access", access, "--emulate-disk-rate", "2M", "--verbose"});
   make_file(local + "/big.bin", 16 * MiB, 3);
   auto client = start_pxfer({"put", "-p", "2", "--retries", "2", local + "/big.bin", server.url("big.bin"), "--token-file",
                              etc + "/alice.token"});
@@ -143,7 +142,7 @@ TEST_F(Revocation, ARemovedTokensRunningPutFailsWithTheReason) {
 }
 
 TEST_F(Revocation, ANarrowedIdentityMeetsItsNewRightsOnItsNextRequest) {
-  ServerProcess server(root, "127.0.0.1:0", {"--tokens", tokens, "--access", access});
+  ServerProcess server = serve({"--tokens", tokens, "--access", access});
   wire::Message before, after, read;
   with_session(server, token_of("bob"), [&](ControlLink& link) -> net::awaitable<void> {
     const wire::Message d1 = wire::Mkdir{"d1"}, d2 = wire::Mkdir{"d2"}, stat_d1 = wire::Stat{"d1"};

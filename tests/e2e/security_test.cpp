@@ -57,9 +57,9 @@ struct Pki {
   std::string dir;
 };
 
-class Security : public ::testing::Test {
+class Security : public DirsTest {
  protected:
-  Security() : root(dir.subdir("root")), local(dir.subdir("local")), etc(dir.subdir("etc")) {
+  Security() {
     make_file(small, 64 * KiB + 5, 7);
   }
 
@@ -72,15 +72,14 @@ class Security : public ::testing::Test {
     return token;
   }
 
-  TempDir dir;
-  std::string root, local, etc;
+  std::string etc = dir.subdir("etc");
   std::string small = local + "/small.bin";
   std::string tokens = etc + "/tokens";
 };
 
 TEST_F(Security, TokenAuthenticatesAndNeverAppearsInOutputOrLogs) {
   std::string token = create_token("alice");
-  ServerProcess server(root, "127.0.0.1:0", {"--tokens", tokens, "-v"});
+  ServerProcess server = serve({"--tokens", tokens, "-v"});
   RunResult r = run_pxfer("put", small, server.url("a.bin"), "--token-file", etc + "/alice.token", "-v");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(files_equal(small, root + "/a.bin"));
@@ -93,7 +92,7 @@ TEST_F(Security, TokenAuthenticatesAndNeverAppearsInOutputOrLogs) {
 
 TEST_F(Security, NoCredentialsAreRefused) {
   create_token("alice");
-  ServerProcess server(root, "127.0.0.1:0", {"--tokens", tokens});
+  ServerProcess server = serve({"--tokens", tokens});
   RunResult r = run_pxfer("put", small, server.url("a.bin"));
   expect_refusal(r, exit_permission, "authentication required");
   EXPECT_FALSE(path_exists(root + "/a.bin"));
@@ -101,7 +100,7 @@ TEST_F(Security, NoCredentialsAreRefused) {
 
 TEST_F(Security, WrongTokenIsRefusedAndLoggedOnlyByItsId) {
   create_token("alice");
-  ServerProcess server(root, "127.0.0.1:0", {"--tokens", tokens});
+  ServerProcess server = serve({"--tokens", tokens});
   std::string wrong(64, 'a');
   write_private(etc + "/wrong.token", wrong + "\n");
   RunResult r = run_pxfer("put", small, server.url("a.bin"), "--token-file", etc + "/wrong.token");
@@ -114,7 +113,7 @@ TEST_F(Security, ReadOnlyIdentityCannotPut) {
   create_token("reader");
   create_token("writer");
   write_private(etc + "/access", "# identity path rights\nreader / ro\nwriter / rw\n");
-  ServerProcess server(root, "127.0.0.1:0", {"--tokens", tokens, "--access", etc + "/access"});
+  ServerProcess server = serve({"--tokens", tokens, "--access", etc + "/access"});
   RunResult w = run_pxfer("put", small, server.url("w.bin"), "--token-file", etc + "/writer.token");
   ASSERT_EQ(w.exit_code, 0) << w.err;
   RunResult r = run_pxfer("put", small, server.url("r.bin"), "--token-file", etc + "/reader.token");
@@ -129,7 +128,7 @@ TEST_F(Security, ClientCertificatesSignedByTheClientCaAuthenticateOthersAreRefus
   Pki good(dir.subdir("pki-good")), other(dir.subdir("pki-other"));
   good.issue("client", "carol");
   other.issue("client", "mallory");
-  ServerProcess server(root, "127.0.0.1:0", {"--client-ca", good.file("ca.pem")});
+  ServerProcess server = serve({"--client-ca", good.file("ca.pem")});
   RunResult ok = run_pxfer("put", small, server.url("c.bin"), "--cert", good.file("client.pem"), "--key",
                            good.file("client.key"), "--json");
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
@@ -145,8 +144,7 @@ TEST_F(Security, ClientCertificatesSignedByTheClientCaAuthenticateOthersAreRefus
 TEST_F(Security, CaVerifiesTheServerCertificate) {
   Pki pki(dir.subdir("pki")), other(dir.subdir("pki-other"));
   pki.issue("server", "localhost");
-  ServerProcess server(root, "127.0.0.1:0",
-                       {"--insecure-no-auth", "--cert", pki.file("server.pem"), "--key", pki.file("server.key")});
+  ServerProcess server = serve({"--insecure-no-auth", "--cert", pki.file("server.pem"), "--key", pki.file("server.key")});
   RunResult ok = run_pxfer("put", small, server.url("s.bin"), "--ca", pki.file("ca.pem"));
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
   RunResult bad = run_pxfer("put", small, server.url("t.bin"), "--ca", other.file("ca.pem"));
@@ -154,7 +152,7 @@ TEST_F(Security, CaVerifiesTheServerCertificate) {
 }
 
 TEST_F(Security, ChangedServerFingerprintIsRefusedNamingTheLineToDelete) {
-  ServerProcess server(root, "127.0.0.1:0", {"--insecure-no-auth"});
+  ServerProcess server = serve({"--insecure-no-auth"});
   std::string known = etc + "/known_hosts";
   write_text(known, server.authority() + " sha256:" + std::string(64, '0') + "\n");
   RunResult r = run_pxfer("put", small, server.url("x.bin"), "--known-hosts", known);
@@ -166,7 +164,7 @@ TEST_F(Security, ChangedServerFingerprintIsRefusedNamingTheLineToDelete) {
 }
 
 TEST_F(Security, TrustOnFirstUsePinsTheServerAndTheSecondRunIsQuiet) {
-  ServerProcess server(root, "127.0.0.1:0", {"--insecure-no-auth"});
+  ServerProcess server = serve({"--insecure-no-auth"});
   std::string known = etc + "/tofu_known_hosts";
   RunResult first = run_pxfer("put", small, server.url("1.bin"), "--known-hosts", known);
   ASSERT_EQ(first.exit_code, 0) << first.err;
@@ -217,7 +215,7 @@ class PlaintextFinder {
 // --encrypt: the bytes are the same at the far end, and a proxy that keeps everything carried
 // never sees the file's plaintext; without --encrypt the same proxy does see it (the check works).
 TEST_F(Security, EncryptedTransferIsByteIdenticalAndSaysSo) {
-  ServerProcess server(root, "127.0.0.1:0");
+  ServerProcess server = serve();
   pxfer::testing::FaultProxy tap(server.port());
   tap.set_capture(true);
   pin_server("127.0.0.1:" + std::to_string(tap.port()), server.fingerprint());
@@ -273,7 +271,7 @@ TEST_F(Security, FingerprintSubcommandMatchesTheServingCertificate) {
   auto fp = ChildProcess::piped({binary_path("pxferd"), "fingerprint", "--state-dir", state});
   ASSERT_EQ(fp.wait(30s), 0) << fp.err();
   std::string printed = fp.out().substr(0, fp.out().find('\n'));
-  ServerProcess server(root, "127.0.0.1:0", {"--insecure-no-auth", "--state-dir", state});
+  ServerProcess server = serve({"--insecure-no-auth", "--state-dir", state});
   EXPECT_EQ(printed, server.fingerprint());
   RunResult r = run_pxfer("put", small, server.url("f.bin"), "--fingerprint", printed);
   EXPECT_EQ(r.exit_code, 0) << r.err;

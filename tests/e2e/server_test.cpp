@@ -59,11 +59,11 @@ std::vector<std::string> lines_containing(const std::string& text, const std::st
   return out;
 }
 
-TEST(Server, ServesOverIpv6Loopback) {
+using Server = DirsTest;
+
+TEST_F(Server, ServesOverIpv6Loopback) {
   if (!ipv6_loopback_available()) GTEST_SKIP() << "no IPv6 loopback";
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
-  ServerProcess server(root, "[::1]:0");
+  ServerProcess server = serve({}, "[::1]:0");
   EXPECT_EQ(server.authority(), "[::1]:" + std::to_string(server.port()));
   std::string src = local + "/v6.bin", back = local + "/back.bin";
   make_file(src, 3 * MiB + 11, 6);
@@ -79,38 +79,35 @@ TEST(Server, ServesOverIpv6Loopback) {
   EXPECT_EQ(count_lines_containing(log, "client=[::1]:"), 2u) << log;
 }
 
-TEST(Server, ServesFourClientsAtOnce) {
-  TempDir dir(big_file_base());
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
-  ServerProcess server(root);
+TEST_F(Server, ServesFourClientsAtOnce) {
+  TestDirs big(big_file_base());
+  ServerProcess server = big.serve();
   constexpr int clients = 4;
   for (int i = 0; i < clients; ++i) {
     auto n = static_cast<std::uint64_t>(i);
-    make_file(local + "/c" + std::to_string(i), 20 * MiB + n, 100 + n);
+    make_file(big.local + "/c" + std::to_string(i), 20 * MiB + n, 100 + n);
   }
 
   std::vector<std::future<RunResult>> runs;
   for (int i = 0; i < clients; ++i) {
     std::string name = std::string("c").append(std::to_string(i));
     runs.push_back(std::async(std::launch::async, [&, name] {
-      return run_pxfer("put", local + "/" + name, server.url(name), "-p", "2", "--block-size", "1M");
+      return run_pxfer("put", big.local + "/" + name, server.url(name), "-p", "2", "--block-size", "1M");
     }));
   }
   for (int i = 0; i < clients; ++i) {
     RunResult r = runs[i].get();
     std::string name = std::string("c").append(std::to_string(i));
     EXPECT_EQ(r.exit_code, 0) << name << ": " << r.err;
-    EXPECT_TRUE(files_equal(local + "/" + name, root + "/" + name));
+    EXPECT_TRUE(files_equal(big.local + "/" + name, big.root + "/" + name));
   }
-  EXPECT_EQ(hidden_temporaries(root), std::vector<std::string>{});
+  EXPECT_EQ(hidden_temporaries(big.root), std::vector<std::string>{});
   std::string log = wait_for_log_lines(server, "result=ok", clients);
   EXPECT_EQ(count_lines_containing(log, "result=ok"), static_cast<std::size_t>(clients)) << log;
 }
 
-TEST(Server, LogsOneLinePerFinishedTransfer) {
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
-  ServerProcess server(root);
+TEST_F(Server, LogsOneLinePerFinishedTransfer) {
+  ServerProcess server = serve();
   const std::uint64_t size = 2 * MiB + 99;
   std::string src = local + "/log.bin";
   make_file(src, size, 9);
@@ -145,20 +142,21 @@ TEST(Server, LogsOneLinePerFinishedTransfer) {
 // SIGTERM to pxferd in the middle of a 1 GiB transfer, in either direction: nothing under the
 // final name, the partial file kept hidden, and the same command against a restarted server
 // resumes.
-class SigtermDuringTransfer : public ::testing::TestWithParam<const char*> {};
+class SigtermDuringTransfer : public DirsTest, public ::testing::WithParamInterface<const char*> {
+ protected:
+  SigtermDuringTransfer() : DirsTest(big_file_base()) {}
+};
 
 TEST_P(SigtermDuringTransfer, ServerExitsAndNothingIsLeftBehind) {
   const std::string direction = GetParam();
   const bool put = direction == "put";
-  TempDir dir(big_file_base());
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
   const std::uint64_t size = 1 * GiB;
   // The receiving side's directory must end up without the file and without temporaries.
   std::string source = put ? local + "/big.bin" : root + "/big.bin";
   std::string receiving_dir = put ? root : local;
   make_file(source, size, 77);
   // --drain-timeout 0: the abort path (the drain is tests/e2e/drain_test.cpp).
-  ServerProcess server(root, "127.0.0.1:0", {"--drain-timeout", "0"});
+  ServerProcess server = serve({"--drain-timeout", "0"});
 
   ChildProcess client = put ? start_pxfer({"put", source, server.url("big.bin"), "-p", "2", "--perf-interval", "0.05"})
                             : start_pxfer({"get", server.url("big.bin"), local + "/big.bin", "-p", "2",
@@ -196,7 +194,7 @@ TEST_P(SigtermDuringTransfer, ServerExitsAndNothingIsLeftBehind) {
 
   const std::uint64_t had = journaled_blocks(receiving_dir, "big.bin") * block;
   EXPECT_GT(had, 0u) << "the journal recorded no block before the stop";
-  ServerProcess restarted(root);
+  ServerProcess restarted = serve();
   CountingProxy counted(restarted);
   RunResult again = put ? run_pxfer("put", source, counted.url("big.bin"), "-p", "2")
                         : run_pxfer("get", counted.url("big.bin"), local + "/big.bin", "-p", "2");
@@ -223,10 +221,8 @@ std::string random_bytes(std::size_t n, std::uint64_t seed) {
   return bytes;
 }
 
-TEST(Server, SurvivesGarbageAndSilentConnections) {
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
-  ServerProcess server(root);
+TEST_F(Server, SurvivesGarbageAndSilentConnections) {
+  ServerProcess server = serve();
   std::string src = local + "/after.bin";
   make_file(src, 1 * MiB + 3, 12);
 
@@ -245,9 +241,8 @@ TEST(Server, SurvivesGarbageAndSilentConnections) {
   EXPECT_TRUE(server.running());
 }
 
-TEST(Server, StopsOnSigtermWhileAConnectionIsSilent) {
-  TempDir dir;
-  ServerProcess server(dir.subdir("root"));
+TEST_F(Server, StopsOnSigtermWhileAConnectionIsSilent) {
+  ServerProcess server = serve();
   RawConnection silent("127.0.0.1", server.port());  // connects, says nothing, stays open
   std::this_thread::sleep_for(100ms);
   // Regression guard: before eea4040 pxferd waited for the silent connection's 10 s HELLO
@@ -258,9 +253,8 @@ TEST(Server, StopsOnSigtermWhileAConnectionIsSilent) {
   EXPECT_EQ(stopped.status, 0);
 }
 
-TEST(Server, DropsGarbageConnectionAtOnce) {
-  TempDir dir;
-  ServerProcess server(dir.subdir("root"));
+TEST_F(Server, DropsGarbageConnectionAtOnce) {
+  ServerProcess server = serve();
   RawConnection rogue("127.0.0.1", server.port());
   rogue.send_all(random_bytes(1024, 12345));
   // Regression guard: before eea4040 a garbage first frame was held until the 10 s HELLO
@@ -270,19 +264,18 @@ TEST(Server, DropsGarbageConnectionAtOnce) {
 }
 
 // After a transfer fails on the server, its log says so and it lets go of the file.
-TEST(Server, ClientKilledDuringPutIsLoggedAndReleased) {
-  TempDir dir(big_file_base());
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
+TEST_F(Server, ClientKilledDuringPutIsLoggedAndReleased) {
+  TestDirs big(big_file_base());
   const std::uint64_t size = 512 * MiB;
-  std::string src = local + "/big.bin";
+  std::string src = big.local + "/big.bin";
   make_file(src, size, 78);
-  ServerProcess server(root);
+  ServerProcess server = big.serve();
 
   ChildProcess client = start_pxfer({"put", src, server.url("big.bin"), "-p", "2", "--perf-interval", "0.05"});
   std::uint64_t seen = wait_for_progress(client);
   ASSERT_GT(seen, 0u) << client.err();
   ASSERT_LT(seen, size) << "the transfer finished before the client could be killed";
-  ASSERT_TRUE(wait_for_journal(client, root, "big.bin")) << client.out() << client.err();
+  ASSERT_TRUE(wait_for_journal(client, big.root, "big.bin")) << client.out() << client.err();
   client.send_signal(SIGKILL);
   client.wait(5s);
 
@@ -296,13 +289,13 @@ TEST(Server, ClientKilledDuringPutIsLoggedAndReleased) {
   // when the control exchange has failed and logged (issue 11: blocks are written whole), so the
   // files are let go within moments of the log line, not necessarily before it. Only then is the
   // journal read below final.
-  for (int i = 0; i < 250 && !open_files_of(server.pid(), root + "/").empty(); ++i) std::this_thread::sleep_for(20ms);
-  EXPECT_EQ(open_files_of(server.pid(), root + "/"), std::vector<std::string>{});
+  for (int i = 0; i < 250 && !open_files_of(server.pid(), big.root + "/").empty(); ++i) std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(open_files_of(server.pid(), big.root + "/"), std::vector<std::string>{});
   // Only the hidden partial file and its journal stay, for a resume.
-  EXPECT_EQ(list_dir(root), resumable_leftovers("big.bin"));
+  EXPECT_EQ(list_dir(big.root), resumable_leftovers("big.bin"));
 
   // The same command again sends only what is missing (counted by a proxy, not the client).
-  const std::uint64_t had = journaled_blocks(root, "big.bin") * block;
+  const std::uint64_t had = journaled_blocks(big.root, "big.bin") * block;
   EXPECT_GT(had, 0u) << "the journal recorded no block before the kill";
   CountingProxy counted(server);
   RunResult r = run_pxfer("put", src, counted.url("big.bin"), "-p", "2");
@@ -311,15 +304,13 @@ TEST(Server, ClientKilledDuringPutIsLoggedAndReleased) {
   const std::uint64_t rerun = counted.proxy.carried_since(0).to_server;
   EXPECT_LE(rerun, size - had + 1 * MiB) << "journal held " << had << " bytes; the rerun carried " << rerun;
   EXPECT_GE(rerun, size - had);
-  EXPECT_TRUE(files_equal(src, root + "/big.bin"));
-  EXPECT_EQ(list_dir(root), std::vector<std::string>{"big.bin"});
+  EXPECT_TRUE(files_equal(src, big.root + "/big.bin"));
+  EXPECT_EQ(list_dir(big.root), std::vector<std::string>{"big.bin"});
 }
 
-TEST(Server, GetAbortedByClientIsLoggedAndReleased) {
-  TempDir dir;
-  std::string root = dir.subdir("root");
+TEST_F(Server, GetAbortedByClientIsLoggedAndReleased) {
   make_file(root + "/data.bin", 2 * MiB, 3);
-  ServerProcess server(root);
+  ServerProcess server = serve();
   // The client cannot create its destination after the server opened the file, and tells the
   // server so with an ERROR frame.
   RunResult r = run_pxfer("get", server.url("data.bin"), "/nonexistent/dir/file");
@@ -337,12 +328,10 @@ TEST(Server, GetAbortedByClientIsLoggedAndReleased) {
 // The lab's slow disk (pxferd --emulate-disk-rate) is one bucket for the whole server: two puts
 // of 8 MiB at once share 4 MiB/s, so together they need at least (16 - 4 of credit) / 4 = 3 s,
 // where either alone would take 1 s. Only a lower bound: a slow machine may take longer.
-TEST(Server, EmulatedDiskRateIsSharedByAllTransfers) {
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
+TEST_F(Server, EmulatedDiskRateIsSharedByAllTransfers) {
   make_file(local + "/a.bin", 8 * MiB, 31);
   make_file(local + "/b.bin", 8 * MiB, 32);
-  ServerProcess server(root, "127.0.0.1:0", {"--emulate-disk-rate", "4M"});
+  ServerProcess server = serve({"--emulate-disk-rate", "4M"});
   auto start = std::chrono::steady_clock::now();
   ChildProcess a = start_pxfer({"put", local + "/a.bin", server.url("a.bin")});
   ChildProcess b = start_pxfer({"put", local + "/b.bin", server.url("b.bin")});

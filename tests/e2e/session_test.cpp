@@ -47,12 +47,12 @@ void expect_same_files(const std::string& expected, const std::string& actual) {
 // the 3 workers one control connection, so at most 63 connections each way (before sessions:
 // 60 x (1 control + 4 data) = 300). The LIST that plans a get -r and the MKDIR that prepares a
 // put -r are one more control connection each.
-TEST(Session, ManySmallFilesShareEachWorkersControlConnection) {
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
+using Session = DirsTest;
+
+TEST_F(Session, ManySmallFilesShareEachWorkersControlConnection) {
   constexpr int files = 60;
   make_small_tree(local + "/tree", files);
-  ServerProcess server(root);
+  ServerProcess server = serve();
 
   FaultProxy put_proxy(server.port());
   RunResult put = run_pxfer("put", "-r", "-c", "3", "-p", "4", local + "/tree", via(put_proxy, ""));
@@ -71,12 +71,10 @@ TEST(Session, ManySmallFilesShareEachWorkersControlConnection) {
 // 3 workers' control connections, each worker's small-file channel (PUT_SMALL / GET_SMALL bytes,
 // docs/protocol.md "Small files") and the one that plans the run (MKDIR for a put, LIST for a
 // get). A file of two blocks in the same tree still gets its data streams (2).
-TEST(Session, OneBlockFilesMoveOnTheControlConnection) {
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
+TEST_F(Session, OneBlockFilesMoveOnTheControlConnection) {
   make_small_tree(local + "/tree", 60);
   make_file(local + "/tree/two-blocks.bin", 3 * MiB, 720);
-  ServerProcess server(root);
+  ServerProcess server = serve();
 
   FaultProxy put_proxy(server.port());
   RunResult put = run_pxfer("put", "-r", "-c", "3", "-p", "4", local + "/tree", via(put_proxy, ""));
@@ -94,12 +92,10 @@ TEST(Session, OneBlockFilesMoveOnTheControlConnection) {
 // The worker's control connection, or its small-file channel, is cut while small files move on
 // them: the files in flight fail, --retries runs them again on a new control connection, and
 // every file arrives whole.
-class SessionCut : public ::testing::TestWithParam<std::pair<std::size_t, std::uint64_t>> {};
+class SessionCut : public DirsTest, public ::testing::WithParamInterface<std::pair<std::size_t, std::uint64_t>> {};
 TEST_P(SessionCut, MidFileIsRetriedOnANewOne) {
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
   make_small_tree(local + "/tree", 60);  // ~12 KB of requests and answers on the control connection
-  ServerProcess server(root);
+  ServerProcess server = serve();
   FaultProxy proxy(server.port());
   // Connection 0 makes the directories (MKDIR); 1 is the only worker's control connection, 2 its
   // small-file channel.
@@ -121,15 +117,13 @@ INSTANTIATE_TEST_SUITE_P(Session, SessionCut,
 // The server closes a control session that stays idle (--idle-timeout 1s); files spaced 2 s
 // apart (--connect-rate 1: two connections per file) find their worker's kept connection gone,
 // open a new one and succeed, without an error or a retry.
-TEST(Session, KeptControlConnectionClosedByTheServerIsReplaced) {
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
+TEST_F(Session, KeptControlConnectionClosedByTheServerIsReplaced) {
   fs::create_directories(local + "/tree");
   // Over limits::max_small_file: each file has its own OPEN (small files are pipelined instead, and
   // SmallFiles.AKeptConnectionTheServerClosedIsReplaced covers them).
   for (int i = 0; i < 3; ++i)
     make_file(local + "/tree/f" + std::to_string(i), 1 * MiB + 10 * KiB, static_cast<std::uint64_t>(800 + i));
-  ServerProcess server(root, "127.0.0.1:0", {"--idle-timeout", "1s"});
+  ServerProcess server = serve({"--idle-timeout", "1s"});
   RunResult put = run_pxfer("put", "-r", "-c", "1", "-p", "1", "--connect-rate", "1", local + "/tree", server.url(""));
   ASSERT_EQ(put.exit_code, 0) << put.err << put.out;
   expect_same_files(local + "/tree", root + "/tree");
@@ -139,11 +133,9 @@ TEST(Session, KeptControlConnectionClosedByTheServerIsReplaced) {
 
 // A file of fewer blocks than -p asks for gets one data connection per block, and the summary
 // says how many streams moved it, without a warning about a server limit.
-TEST(Session, SmallFileUsesOneStreamPerBlock) {
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
+TEST_F(Session, SmallFileUsesOneStreamPerBlock) {
   make_file(local + "/small.bin", 3 * MiB, 810);  // two 2 MiB blocks
-  ServerProcess server(root);
+  ServerProcess server = serve();
   for (const char* direction : {"put", "get"}) {
     FaultProxy proxy(server.port());
     bool put = std::string(direction) == "put";
@@ -161,14 +153,11 @@ TEST(Session, SmallFileUsesOneStreamPerBlock) {
 // side, one with alice's token and one with a wrong token, each use their own, in whatever order
 // they were made. Before, the gfal2 plugin had to install its credentials process-wide under a
 // lock just before making each session.
-TEST(Session, EachSessionUsesItsOwnCredentials) {
-  TempDir dir;
-  const std::string root = dir / "root", local = dir / "local", tokens = dir / "tokens";
-  fs::create_directories(root);
-  fs::create_directories(local);
+TEST_F(Session, EachSessionUsesItsOwnCredentials) {
+  const std::string tokens = dir / "tokens";
   const std::string token = create_token("alice", tokens);
   make_file(local + "/a.bin", 100 * KiB, 5);
-  ServerProcess server(root, "127.0.0.1:0", {"--tokens", tokens});
+  ServerProcess server = serve({"--tokens", tokens});
   std::string why;
   const auto target = parse_url(server.url("a.bin"), &why);
   ASSERT_TRUE(target) << why;
@@ -201,14 +190,12 @@ TEST(Session, EachSessionUsesItsOwnCredentials) {
 // open its own (2 + 8 x 2 = 18). A stream still attaching when the other one had already moved
 // both blocks (a loaded machine) is refused as too late and its connection closed, so a few more
 // connections are allowed for; before the change every file opened its own.
-TEST(Session, TheFilesOfARunShareOneSetOfDataStreams) {
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
+TEST_F(Session, TheFilesOfARunShareOneSetOfDataStreams) {
   constexpr int files = 8;
   fs::create_directories(local + "/tree");
   for (int i = 0; i < files; ++i)
     make_file(local + "/tree/m" + std::to_string(i), 3 * MiB + static_cast<std::uint64_t>(i) * 1000, 730 + i);
-  ServerProcess server(root);
+  ServerProcess server = serve();
 
   FaultProxy put_proxy(server.port());
   RunResult put = run_pxfer("put", "-r", "-c", "1", "-p", "4", local + "/tree", via(put_proxy, ""));
@@ -228,13 +215,11 @@ TEST(Session, TheFilesOfARunShareOneSetOfDataStreams) {
 // A kept data connection that died while idle (cut here; the server's idle deadline or a restart
 // look the same) is replaced by a new one for the next file, which moves as if nothing happened:
 // no failed attempt, no stream counted as recovered.
-TEST(Session, AKeptDataConnectionThatDiedWhileIdleIsReplaced) {
-  TempDir dir;
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
+TEST_F(Session, AKeptDataConnectionThatDiedWhileIdleIsReplaced) {
   fs::create_directories(local);
   make_file(local + "/a.bin", 3 * MiB, 741);
   make_file(local + "/b.bin", 3 * MiB + 5, 742);
-  ServerProcess server(root);
+  ServerProcess server = serve();
   FaultProxy proxy(server.port());
   pin_server("127.0.0.1:" + std::to_string(proxy.port()), server.fingerprint());
   std::string why;

@@ -164,14 +164,11 @@ void expect_same_tree(const std::string& want, const std::string& got, int count
     EXPECT_EQ(e.path().filename().string().find(".pxfer-"), std::string::npos) << "left behind: " << e.path();
 }
 
-class SmallChannelAttack : public ::testing::TestWithParam<Attack> {};
+class SmallChannelAttack : public DirsTest, public ::testing::WithParamInterface<Attack> {};
 
 TEST_P(SmallChannelAttack, EveryFileIsItsSourceAndNothingForgedIsAccepted) {
   constexpr int count = 60;
-  TempDir dir;
-  const std::string root = dir.subdir("root");
-  const std::string local = dir.subdir("local");
-  ServerProcess server(root);
+  ServerProcess server = serve();
   ChannelProxy proxy(server.port(), GetParam());
   const bool get = GetParam() == Attack::alter_get;
   if (get) make_tree(root + "/tree", count);

@@ -59,17 +59,12 @@ std::pair<std::size_t, std::size_t> small_and_streamed(const std::string& log, c
   return {small, streamed};
 }
 
-class SmallFiles : public ::testing::Test {
- protected:
-  TempDir dir;
-  std::string root = dir.subdir("root");
-  std::string local = dir.subdir("local");
-};
+using SmallFiles = DirsTest;
 
 TEST_F(SmallFiles, ATreeOfSmallFilesAndALargeOneMovesBothWaysByteForByte) {
   constexpr int count = 150;
   make_mixed_tree(local + "/tree", count);
-  ServerProcess server(root);
+  ServerProcess server = serve();
   RunResult put = run_pxfer("put", "-r", "-c", "4", local + "/tree", server.url("tree"));
   ASSERT_EQ(put.exit_code, 0) << put.err << put.out;
   expect_same_files(local + "/tree", root + "/tree");
@@ -91,7 +86,7 @@ TEST_F(SmallFiles, ATreeOfSmallFilesAndALargeOneMovesBothWaysByteForByte) {
 
 TEST_F(SmallFiles, AnExistingDestinationFailsOnlyItsOwnFileAndIsNeverClobbered) {
   make_mixed_tree(local + "/tree", 12);
-  ServerProcess server(root);
+  ServerProcess server = serve();
   fs::create_directories(root + "/tree/d3");
   make_file(root + "/tree/d3/f3", 10, 1234);  // the server's copy, other bytes
   RunResult put = run_pxfer("put", "-r", local + "/tree", server.url("tree"));
@@ -119,7 +114,7 @@ TEST_F(SmallFiles, AReadOnlyIdentityWritesNothing) {
   write_private(etc + "/access", "reader / ro\n");
   fs::create_directories(root + "/tree");  // MKDIR of an existing directory is not the question here
   for (int i = 0; i < 4; ++i) fs::create_directories(root + "/tree/d" + std::to_string(i));
-  ServerProcess server(root, "127.0.0.1:0", {"--tokens", etc + "/tokens", "--access", etc + "/access"});
+  ServerProcess server = serve({"--tokens", etc + "/tokens", "--access", etc + "/access"});
   make_mixed_tree(local + "/tree", 8);
   RunResult put = run_pxfer("put", "-r", "--token-file", token_file, local + "/tree", server.url("tree"));
   EXPECT_EQ(put.exit_code, exit_permission) << put.err;
@@ -138,14 +133,13 @@ TEST_F(SmallFiles, RequestsReadTogetherAreServedInOneBatchWithEachAnswerInItsPla
   fs::create_directories(root + "/ok");
   fs::create_directories(root + "/frozen");
   make_file(root + "/ok/f13", 10, 1234);  // the server's own, never clobbered
-  ServerProcess server(root, "127.0.0.1:0",
-                       {"--tokens", etc + "/tokens", "--access", etc + "/access", "--metrics-listen", "127.0.0.1:0"});
+  ServerProcess server = serve({"--tokens", etc + "/tokens", "--access", etc + "/access", "--metrics-listen", "127.0.0.1:0"});
   pin_server(server.authority(), server.fingerprint());
   std::vector<SmallFile> files;
   for (int i = 0; i < 60; ++i) {
     std::string name = "f" + std::to_string(i);
     make_file(local + "/" + name, 20 * KiB + static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(40 + i));
-    Url remote = *parse_url(server.url("x"));
+    Url remote = parsed_url(server, "x");
     remote.path = (i % 7 == 3 ? "frozen/" : "ok/") + name;
     files.push_back(SmallFile{Direction::put, local + "/" + name, remote});
   }
@@ -185,12 +179,12 @@ TEST_F(SmallFiles, RequestsReadTogetherAreServedInOneBatchWithEachAnswerInItsPla
 // The export root confines a small put as it confines OPEN: the request is refused by the server,
 // nothing appears outside it. Sent through the library, which does not refuse the name itself.
 TEST_F(SmallFiles, APathOutsideTheExportRootIsRefused) {
-  ServerProcess server(root);
+  ServerProcess server = serve();
   pin_server(server.authority(), server.fingerprint());
   make_file(local + "/x.dat", 1000, 5);
   std::vector<SmallFile> files;
   for (const std::string path : {"../escape.dat", "/abs.dat", "ok/../../up.dat"}) {
-    Url remote = *parse_url(server.url("x"));
+    Url remote = parsed_url(server, "x");
     remote.path = path;
     files.push_back(SmallFile{Direction::put, local + "/x.dat", remote});
   }
@@ -211,14 +205,14 @@ TEST_F(SmallFiles, APathOutsideTheExportRootIsRefused) {
 // A session's kept control connection that the server closed (--idle-timeout 1s) is replaced at the
 // next run of small files, without failing any of them.
 TEST_F(SmallFiles, AKeptConnectionTheServerClosedIsReplaced) {
-  ServerProcess server(root, "127.0.0.1:0", {"--idle-timeout", "1s"});
+  ServerProcess server = serve({"--idle-timeout", "1s"});
   pin_server(server.authority(), server.fingerprint());
   auto files_named = [&](const std::string& prefix) {
     std::vector<SmallFile> files;
     for (int i = 0; i < 3; ++i) {
       std::string name = prefix + std::to_string(i);
       make_file(local + "/" + name, 1000 + static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(i));
-      files.push_back(SmallFile{Direction::put, local + "/" + name, *parse_url(server.url(name))});
+      files.push_back(SmallFile{Direction::put, local + "/" + name, parsed_url(server, name)});
     }
     return files;
   };
@@ -241,12 +235,12 @@ TEST_F(SmallFiles, AKeptConnectionTheServerClosedIsReplaced) {
 // A file over limits::max_small_file (one that grew after the listing, or a put's source) is not
 // moved by the fast path: it comes back as a fallback for OPEN, and nothing is written.
 TEST_F(SmallFiles, AFileOverTheLimitComesBackForTheOrdinaryPath) {
-  ServerProcess server(root);
+  ServerProcess server = serve();
   pin_server(server.authority(), server.fingerprint());
   make_file(root + "/grown.bin", limits::max_small_file + 1, 7);
   make_file(local + "/big.bin", limits::max_small_file + 1, 8);
-  std::vector<SmallFile> files{SmallFile{Direction::get, local + "/grown.bin", *parse_url(server.url("grown.bin"))},
-                               SmallFile{Direction::put, local + "/big.bin", *parse_url(server.url("big.bin"))}};
+  std::vector<SmallFile> files{SmallFile{Direction::get, local + "/grown.bin", parsed_url(server, "grown.bin")},
+                               SmallFile{Direction::put, local + "/big.bin", parsed_url(server, "big.bin")}};
   ClientOptions options;
   ClientSession session(options);
   std::vector<SmallOutcome::Kind> kinds(files.size(), SmallOutcome::Kind::done);
@@ -260,7 +254,7 @@ TEST_F(SmallFiles, AFileOverTheLimitComesBackForTheOrdinaryPath) {
 // Admission still applies (one slot for the whole server) and the pipelines sharing it all end.
 TEST_F(SmallFiles, OneAdmissionSlotForSeveralPipelinesStillMovesEveryFile) {
   make_mixed_tree(local + "/tree", 80);
-  ServerProcess server(root, "127.0.0.1:0", {"--max-active", "1"});
+  ServerProcess server = serve({"--max-active", "1"});
   RunResult put = run_pxfer("put", "-r", "-c", "4", local + "/tree", server.url("tree"));
   ASSERT_EQ(put.exit_code, 0) << put.err;
   expect_same_files(local + "/tree", root + "/tree");

@@ -59,9 +59,8 @@ std::string sum_of(const ServerProcess& server, const std::string& path) {
   return v;
 }
 
-class StoredChecksums : public ::testing::Test {
+class StoredChecksums : public DirsTest {
  protected:
-  StoredChecksums() : root(dir.subdir("root")), local(dir.subdir("local")) {}
   void SetUp() override {
     const std::string probe = root + "/probe";
     write_text(probe, "x");
@@ -69,13 +68,12 @@ class StoredChecksums : public ::testing::Test {
       unavailable = std::string("the test's file system keeps no user extended attributes: ") + std::strerror(errno);
     ::unlink(probe.c_str());
   }
-  TempDir dir;
-  std::string root, local, unavailable;
+  std::string unavailable;
 };
 
 TEST_F(StoredChecksums, APutKeepsTheVerifiedChecksumAndSumAndGetAnswerFromIt) {
   if (!unavailable.empty()) GTEST_SKIP() << unavailable;
-  ServerProcess server(root);
+  ServerProcess server = serve();
   const std::string big = local + "/big.bin", small = local + "/small.bin";
   make_file(big, 9 * MiB + 17, 1);  // several blocks: the engine's commit
   make_file(small, 3000, 2);
@@ -104,7 +102,7 @@ TEST_F(StoredChecksums, APutKeepsTheVerifiedChecksumAndSumAndGetAnswerFromIt) {
 
 TEST_F(StoredChecksums, BytesRewrittenBehindTheValueWithSizeAndMtimeSetBackAreChecksummedAgain) {
   if (!unavailable.empty()) GTEST_SKIP() << unavailable;
-  ServerProcess server(root);
+  ServerProcess server = serve();
   const std::string src = local + "/f.bin";
   make_file(src, 5 * MiB, 3);
   ASSERT_EQ(run_pxfer("put", "-q", src, server.url("f.bin")).exit_code, 0);
@@ -126,7 +124,7 @@ TEST_F(StoredChecksums, BytesRewrittenBehindTheValueWithSizeAndMtimeSetBackAreCh
 
 TEST_F(StoredChecksums, AGetOrSumOfAQuietFileKeepsTheChecksumItComputedAndPreserveKeepsItValid) {
   if (!unavailable.empty()) GTEST_SKIP() << unavailable;
-  ServerProcess server(root);
+  ServerProcess server = serve();
   make_file(root + "/a.bin", 6 * MiB + 5, 5);
   make_file(root + "/b.bin", 1 * MiB, 6);
   ::sleep(1);
@@ -157,7 +155,7 @@ TEST_F(StoredChecksums, AGetOrSumOfAQuietFileKeepsTheChecksumItComputedAndPreser
 
 TEST_F(StoredChecksums, NoStoredChecksumsNeitherKeepsNorReadsOne) {
   if (!unavailable.empty()) GTEST_SKIP() << unavailable;
-  ServerProcess server(root, "127.0.0.1:0", {"--no-stored-checksums"});
+  ServerProcess server = serve({"--no-stored-checksums"});
   const std::string src = local + "/f.bin";
   make_file(src, 3 * MiB, 8);
   ASSERT_EQ(run_pxfer("put", "-q", src, server.url("f.bin")).exit_code, 0);

@@ -42,14 +42,10 @@ std::vector<std::string> names_in(const std::string& dir) {
   return out;
 }
 
-class StreamIo : public ::testing::Test {
+class StreamIo : public ServedTest {
  protected:
-  StreamIo() : root(dir.subdir("root")), server(root) {}
   ClientSecurity security() const { return ClientSecurity{"", server.fingerprint(), "/dev/null", "", "", ""}; }
-  Url url(const std::string& path) const { return *parse_url(server.url(path)); }
-  TempDir dir;
-  std::string root;
-  ServerProcess server;
+  Url url(const std::string& path) const { return parsed_url(server, path); }
 };
 
 TEST_F(StreamIo, AWriteAppearsWholeAtItsCloseAndReadsBackAcrossChunks) {
@@ -169,15 +165,14 @@ TEST_F(StreamIo, PathsStayBeneathTheExportRoot) {
 
 // A streamed write counts against --max-unfinished-per-identity as it grows, and gives the bytes
 // back at its close; --max-file-size stops it. A refused write leaves the file as it was.
-TEST(StreamIoLimits, UnfinishedSpaceAndFileSizeHoldStreamedWrites) {
-  TempDir dir;
-  const std::string root = dir.subdir("root");
-  ServerProcess server(root, "127.0.0.1:0",
-                       {"--insecure-no-auth", "--max-unfinished-per-identity", "1000", "--max-file-size", "800"});
+using StreamIoLimits = DirsTest;
+
+TEST_F(StreamIoLimits, UnfinishedSpaceAndFileSizeHoldStreamedWrites) {
+  ServerProcess server = serve({"--insecure-no-auth", "--max-unfinished-per-identity", "1000", "--max-file-size", "800"});
   const ClientSecurity security{"", server.fingerprint(), "/dev/null", "", "", ""};
   const auto bytes = random_bytes(600, 5);
-  RemoteFile a = RemoteFile::open_write(security, *parse_url(server.url("a.bin")), {});
-  RemoteFile b = RemoteFile::open_write(security, *parse_url(server.url("b.bin")), {});
+  RemoteFile a = RemoteFile::open_write(security, parsed_url(server, "a.bin"), {});
+  RemoteFile b = RemoteFile::open_write(security, parsed_url(server, "b.bin"), {});
   a.write_at(0, bytes);
   try {
     b.write_at(0, bytes);  // 1200 unfinished bytes
@@ -201,15 +196,14 @@ TEST(StreamIoLimits, UnfinishedSpaceAndFileSizeHoldStreamedWrites) {
 
 // A reload that makes the identity read-only reaches a write it opened before: its next write and
 // its close are refused, and nothing appears under the name (each request is authorized again).
-TEST(StreamIoLimits, AReloadThatTakesWriteAccessStopsAnOpenWrite) {
-  TempDir dir;
-  const std::string root = dir.subdir("root"), etc = dir.subdir("etc");
+TEST_F(StreamIoLimits, AReloadThatTakesWriteAccessStopsAnOpenWrite) {
+  const std::string etc = dir.subdir("etc");
   const std::string tokens = etc + "/tokens", access = etc + "/access";
   const std::string token = create_token("alice", tokens);
   write_private(access, "alice / rw\n");
-  ServerProcess server(root, "127.0.0.1:0", {"--tokens", tokens, "--access", access});
+  ServerProcess server = serve({"--tokens", tokens, "--access", access});
   const ClientSecurity security{"", server.fingerprint(), "/dev/null", token, "", ""};
-  RemoteFile out = RemoteFile::open_write(security, *parse_url(server.url("w.bin")), {});
+  RemoteFile out = RemoteFile::open_write(security, parsed_url(server, "w.bin"), {});
   out.write_at(0, random_bytes(100, 6));
   write_private(access, "alice / ro\n");
   ::kill(server.pid(), SIGHUP);

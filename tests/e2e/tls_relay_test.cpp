@@ -145,14 +145,13 @@ class TlsRelay {
 };
 
 TEST(TlsRelay, ARelayHoldingTheServerKeyCannotJoinAnEncryptedTransferOrForgeItsBlocks) {
-  TempDir dir;
-  const std::string root = dir.subdir("root");
+  TestDirs scratch;
   // pxferd's certificate and key where the relay can read them too.
-  const server::ServerIdentity identity = server::load_or_create_identity("", "", dir.subdir("identity"));
-  ServerProcess server(root, "127.0.0.1:0", {"--cert", identity.cert_file, "--key", identity.key_file});
+  const server::ServerIdentity identity = server::load_or_create_identity("", "", scratch.dir.subdir("identity"));
+  ServerProcess server = scratch.serve({"--cert", identity.cert_file, "--key", identity.key_file});
   TlsRelay relay(server.port(), identity, 1 << 20);
   pin_server("127.0.0.1:" + std::to_string(relay.port()), server.fingerprint());
-  const std::string src = dir / "src.bin";
+  const std::string src = scratch.dir / "src.bin";
   make_file(src, 8 * MiB, 4242);
   RunResult put = run_pxfer("put", "-p", "2", "--encrypt", "--block-size", "1M", src,
                             "pxfer://127.0.0.1:" + std::to_string(relay.port()) + "/dst.bin");
@@ -160,7 +159,7 @@ TEST(TlsRelay, ARelayHoldingTheServerKeyCannotJoinAnEncryptedTransferOrForgeItsB
   ASSERT_GE(relay.proofs_relayed(), 1u) << "no data stream went through the relay";
   EXPECT_FALSE(relay.let_in()) << "pxferd accepted a data stream proven over another TLS channel";
   EXPECT_NE(put.exit_code, 0) << "every data stream went through the relay, so the put cannot succeed";
-  EXPECT_FALSE(path_exists(root + "/dst.bin")) << "something was stored under the final name";
+  EXPECT_FALSE(path_exists(scratch.root + "/dst.bin")) << "something was stored under the final name";
   EXPECT_NE(server.log().find("no valid proof"), std::string::npos);
 }
 

@@ -46,9 +46,8 @@ bool wait_for_log(ServerProcess& server, const std::string& needle) {
   return true;
 }
 
-class TokenAdmin : public ::testing::Test {
+class TokenAdmin : public DirsTest {
  protected:
-  TempDir dir;
   std::string etc = dir.subdir("etc");
   std::string tokens = etc + "/tokens";
 };
@@ -88,12 +87,11 @@ TEST_F(TokenAdmin, CreateRefusesAnExistingNameAndListShowsNoSecret) {
 }
 
 TEST_F(TokenAdmin, RevokeWithReloadEndsTheIdentityAndTheLogNamesWhoChanged) {
-  const std::string root = dir.subdir("root"), local = dir.subdir("local");
   make_file(local + "/a.bin", 4096, 1);
   write_private(etc + "/alice.token", create_token("alice", tokens) + "\n");
   write_private(etc + "/bob.token", create_token("bob", tokens) + "\n");
   ::chmod(tokens.c_str(), 0640);
-  ServerProcess server(root, "127.0.0.1:0", {"--tokens", tokens});
+  ServerProcess server = serve({"--tokens", tokens});
   EXPECT_EQ(run_pxfer("put", local + "/a.bin", server.url("a1.bin"), "--token-file", etc + "/alice.token").exit_code, 0);
   create_token("carol", tokens);
   RunResult revoke = run_pxferd({"token", "revoke", "alice", "--tokens", tokens, "--reload-pid",
@@ -116,7 +114,7 @@ TEST_F(TokenAdmin, FilesOfAnotherOwnerAreRefusedAtLoad) {
   if (::geteuid() != 0) return;  // only root can give a file away; CI runs as root
   create_token("alice", tokens);
   ASSERT_EQ(::chown(tokens.c_str(), 65534, 65534), 0);
-  RunResult r = run_pxferd({"--root", dir.subdir("root"), "--tokens", tokens, "--check-config"});
+  RunResult r = run_pxferd({"--root", root, "--tokens", tokens, "--check-config"});
   EXPECT_EQ(r.exit_code, exit_permission) << r.err;
   EXPECT_NE(r.err.find("owned by uid 65534"), std::string::npos) << r.err;
 }

@@ -36,13 +36,14 @@ std::string check_success(const RunResult& r, std::uint64_t size, const std::str
   return *sum;
 }
 
-class TransferSizes : public ::testing::TestWithParam<std::tuple<SizeCase, int>> {};
+class TransferSizes : public DirsTest, public ::testing::WithParamInterface<std::tuple<SizeCase, int>> {
+ protected:
+  TransferSizes() : DirsTest(big_file_base()) {}
+};
 
 TEST_P(TransferSizes, PutThenGetIsByteExact) {
   const auto& [c, streams] = GetParam();
-  TempDir dir(big_file_base());
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
-  ServerProcess server(root);
+  ServerProcess server = serve();
   std::string src = local + "/src.bin";
   make_file(src, c.size, c.size * 31 + static_cast<std::uint64_t>(streams));
 
@@ -84,10 +85,13 @@ INSTANTIATE_TEST_SUITE_P(SizesAndStreams, TransferSizes,
                                   std::to_string(std::get<1>(param_info.param));
                          });
 
-TEST(TransferChecksum, Sha256IsPrintedAndCorrect) {
-  TempDir dir(big_file_base());
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
-  ServerProcess server(root);
+class TransferChecksum : public DirsTest {
+ protected:
+  TransferChecksum() : DirsTest(big_file_base()) {}
+};
+
+TEST_F(TransferChecksum, Sha256IsPrintedAndCorrect) {
+  ServerProcess server = serve();
   std::string src = local + "/src.bin", back = local + "/back.bin";
   make_file(src, 5 * MiB + 777, 42);
   const std::string expected = sha256_hex(src);
@@ -109,10 +113,8 @@ TEST(TransferChecksum, Sha256IsPrintedAndCorrect) {
   EXPECT_EQ(hidden_temporaries(local), std::vector<std::string>{});
 }
 
-TEST(TransferChecksum, NoneStillTransfersExactly) {
-  TempDir dir(big_file_base());
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
-  ServerProcess server(root);
+TEST_F(TransferChecksum, NoneStillTransfersExactly) {
+  ServerProcess server = serve();
   std::string src = local + "/src.bin", back = local + "/back.bin";
   make_file(src, 3 * MiB + 5, 7);
 

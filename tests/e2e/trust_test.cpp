@@ -104,9 +104,9 @@ TEST(HostileJson, NamesThatAreNotUtf8KeepJsonOutputValid) {
 
 // ---- pxferd's access rules and credentials files ----
 
-class Trust : public ::testing::Test {
+class Trust : public DirsTest {
  protected:
-  Trust() : root(dir.subdir("root")), local(dir.subdir("local")), etc(dir.subdir("etc")) {
+  Trust() {
     make_file(root + "/secret.dat", 1000, 1);
     make_file(local + "/small.bin", 64 * KiB + 5, 7);
   }
@@ -116,15 +116,14 @@ class Trust : public ::testing::Test {
     write_private(file, create_token(name, tokens) + "\n");
     return file;
   }
-  TempDir dir;
-  std::string root, local, etc;
+  std::string etc = dir.subdir("etc");
   std::string tokens = etc + "/tokens";
 };
 
 TEST_F(Trust, AnonymousGetsNothingFromAnAccessFileWithoutAnAnonymousLine) {
   token_file("alice");
   write_private(etc + "/access", "alice / rw\n");
-  ServerProcess server(root, "127.0.0.1:0", {"--tokens", tokens, "--access", etc + "/access", "--anonymous-read"});
+  ServerProcess server = serve({"--tokens", tokens, "--access", etc + "/access", "--anonymous-read"});
   RunResult one = run_pxfer("get", server.url("secret.dat"), local + "/got.dat");
   expect_one_line_refusal(one, exit_permission, "no access");
   EXPECT_FALSE(path_exists(local + "/got.dat"));
@@ -137,14 +136,14 @@ TEST_F(Trust, AnonymousGetsOnlyTheLinesThatNameIt) {
   fs::create_directories(root + "/public");
   make_file(root + "/public/p.dat", 10, 2);
   write_private(etc + "/access", "anonymous public ro\n");
-  ServerProcess server(root, "127.0.0.1:0", {"--access", etc + "/access", "--anonymous-read"});
+  ServerProcess server = serve({"--access", etc + "/access", "--anonymous-read"});
   EXPECT_EQ(run_pxfer("get", server.url("public/p.dat"), local + "/p.dat").exit_code, 0);
   expect_one_line_refusal(run_pxfer("get", server.url("secret.dat"), local + "/s.dat"), exit_permission, "may not read");
 }
 
 TEST_F(Trust, ClientTokenFileReadableByOthersIsRefused) {
   std::string file = token_file("alice");
-  ServerProcess server(root, "127.0.0.1:0", {"--tokens", tokens});
+  ServerProcess server = serve({"--tokens", tokens});
   ASSERT_EQ(::chmod(file.c_str(), 0644), 0);
   RunResult r = run_pxfer("get", server.url("secret.dat"), local + "/got.dat", "--token-file", file);
   expect_one_line_refusal(r, exit_permission, "chmod 600 " + file);
@@ -204,7 +203,7 @@ TEST_F(Trust, TokenNamedAnonymousIsRefusedAtCreateAndAtLoad) {
 }
 
 TEST_F(Trust, PathWithANewlineCannotForgeALogLine) {
-  ServerProcess server(root, "127.0.0.1:0");
+  ServerProcess server = serve();
   const std::string forged = "x.bin\n2026-01-01T00:00:00.000 info client=10.9.8.7:1 path=forged direction=put bytes=1 "
                              "result=ok";
   RunResult r = run_pxfer("put", local + "/small.bin", server.url(forged));
@@ -217,7 +216,7 @@ TEST_F(Trust, PathWithANewlineCannotForgeALogLine) {
 // A peer that starts a TLS handshake and goes silent is dropped at 10 s, as docs/security.md says
 // (the constant was 30 s).
 TEST_F(Trust, StalledTlsHandshakeIsDroppedAtTenSeconds) {
-  ServerProcess server(root, "127.0.0.1:0");
+  ServerProcess server = serve();
   RawConnection silent("127.0.0.1", server.port());
   ASSERT_TRUE(silent.send_all(std::string(1, '\x16')));  // the first byte of a TLS record, then nothing
   const auto start = std::chrono::steady_clock::now();
@@ -256,7 +255,7 @@ TEST_F(Trust, KeyIsNeverWrittenThroughAPlantedSymlink) {
 // a resumable partial file or its journal: it is replaced (unlink, then O_EXCL), never truncated
 // or written.
 TEST_F(Trust, PartialFileNameHeldByAHardLinkIsNotWrittenThrough) {
-  ServerProcess server(root);
+  ServerProcess server = serve();
   const std::string victim = root + "/victim.dat";
   const std::string victim2 = root + "/victim2.dat";
   write_text(victim, "precious\n");
@@ -295,7 +294,7 @@ TEST_F(Trust, ClientCertificateNamedAnonymousIsRefused) {
   sh("openssl x509 -req -in " + pki + "/client.csr -CA " + pki + "/ca.pem -CAkey " + pki + "/ca.key -CAcreateserial -days 2 " +
      "-out " + pki + "/client.pem");
   write_private(etc + "/access", "anonymous / rw\n");
-  ServerProcess server(root, "127.0.0.1:0", {"--client-ca", pki + "/ca.pem", "--access", etc + "/access"});
+  ServerProcess server = serve({"--client-ca", pki + "/ca.pem", "--access", etc + "/access"});
   RunResult r = run_pxfer("put", local + "/small.bin", server.url("w.bin"), "--cert", pki + "/client.pem", "--key",
                           pki + "/client.key");
   expect_one_line_refusal(r, exit_permission, "client certificate refused");
@@ -304,7 +303,7 @@ TEST_F(Trust, ClientCertificateNamedAnonymousIsRefused) {
 
 TEST_F(Trust, CaAndFingerprintTogetherBothApply) {
   std::string pki = make_pki(dir.subdir("pki"), "IP:127.0.0.1,DNS:localhost");
-  ServerProcess server(root, "127.0.0.1:0", {"--insecure-no-auth", "--cert", pki + "/server.pem", "--key", pki + "/server.key"});
+  ServerProcess server = serve({"--insecure-no-auth", "--cert", pki + "/server.pem", "--key", pki + "/server.key"});
   RunResult ok = run_pxfer("get", server.url("secret.dat"), local + "/a.dat", "--ca", pki + "/ca.pem", "--fingerprint",
                            server.fingerprint());
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
@@ -317,7 +316,7 @@ TEST_F(Trust, CaAndFingerprintTogetherBothApply) {
 TEST_F(Trust, EncryptedStreamsUnderCaCheckTheHostNameTheUserTyped) {
   std::string pki = make_pki(dir.subdir("pki"), "DNS:localhost");
   make_file(root + "/big.dat", 5 * MiB + 3, 9);
-  ServerProcess server(root, "127.0.0.1:0", {"--insecure-no-auth", "--cert", pki + "/server.pem", "--key", pki + "/server.key"});
+  ServerProcess server = serve({"--insecure-no-auth", "--cert", pki + "/server.pem", "--key", pki + "/server.key"});
   const std::string url = "pxfer://localhost:" + std::to_string(server.port()) + "/big.dat";
   RunResult r = run_pxfer("get", "-p", "2", "--encrypt", "--ca", pki + "/ca.pem", url, local + "/big.dat");
   ASSERT_EQ(r.exit_code, 0) << r.err;

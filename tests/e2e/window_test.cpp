@@ -37,7 +37,10 @@ std::uint64_t sysctl_core(const std::string& name) {
 // maximum, doubled for bookkeeping (net/core/sock.c); floor values are far below these requests.
 std::uint64_t kernel_grant(std::uint64_t requested, std::uint64_t sysctl_max) { return 2 * std::min(requested, sysctl_max); }
 
-class PinnedWindow : public ::testing::TestWithParam<const char*> {};
+class PinnedWindow : public DirsTest, public ::testing::WithParamInterface<const char*> {
+ protected:
+  PinnedWindow() : DirsTest(big_file_base()) {}
+};
 
 // The grants are computed from the sysctls, read on the sockets from outside (ss, both ends'
 // data sockets) and compared with the summary, whether the kernel clamped the request or not; a
@@ -51,9 +54,7 @@ TEST_P(PinnedWindow, SummaryReportsGrantedBuffers) {
   ASSERT_GT(wmem_max, 0u);
   const std::uint64_t want_rcv = kernel_grant(requested, rmem_max), want_snd = kernel_grant(requested, wmem_max);
   const bool clamped = requested > rmem_max || requested > wmem_max;
-  TempDir dir(big_file_base());
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
-  ServerProcess server(root);
+  ServerProcess server = serve();
   std::string src = local + "/w.bin";
   make_file(src, 8 * MiB + 1, 21);
   // Paced at 8 MiB/s per connection: about half a second, long enough to sample the sockets.
@@ -155,11 +156,14 @@ std::vector<SocketSample> parse_ss(const std::string& text) {
   return sockets;
 }
 
-TEST(PinnedWindowScaling, ServerSocketsStillScaleWithWindow1M) {
+class PinnedWindowScaling : public DirsTest {
+ protected:
+  PinnedWindowScaling() : DirsTest(big_file_base()) {}
+};
+
+TEST_F(PinnedWindowScaling, ServerSocketsStillScaleWithWindow1M) {
   if (!on_path("ss")) GTEST_SKIP() << "ss (iproute2) not installed";
-  TempDir dir(big_file_base());
-  std::string root = dir.subdir("root"), local = dir.subdir("local");
-  ServerProcess server(root);
+  ServerProcess server = serve();
   std::string src = local + "/scale.bin";
   make_file(src, 512 * MiB, 33);
   constexpr int streams = 4;

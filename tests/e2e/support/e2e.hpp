@@ -4,4 +4,5 @@
 #include "support/net.hpp"
 #include "support/output.hpp"
 #include "support/process.hpp"
+#include "support/served.hpp"
 #include "support/temp_dir.hpp"

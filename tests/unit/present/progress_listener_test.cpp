@@ -44,7 +44,7 @@ std::string text_of(std::FILE* f) {
   return out;
 }
 
-TEST(Listener, TheTeePassesSingleAndBatchEventsToBoth) {
+TEST(ProgressListener, TheTeePassesSingleAndBatchEventsToBoth) {
   Log display, recorder;
   ListenerTee tee(&display, &recorder, /*hide_streams=*/true);
   ProgressListener& l = tee;
@@ -64,7 +64,7 @@ TEST(Listener, TheTeePassesSingleAndBatchEventsToBoth) {
   EXPECT_EQ(display.seen.size(), all.size());
 }
 
-TEST(Listener, TheTextBatchPrinterPrintsAFileLineThroughTheCommonInterface) {
+TEST(ProgressListener, TheTextBatchPrinterPrintsAFileLineThroughTheCommonInterface) {
   std::FILE* out = std::tmpfile();
   std::FILE* err = std::tmpfile();
   BatchPrinter printer(out, err, /*quiet=*/false);
@@ -81,7 +81,7 @@ TEST(Listener, TheTextBatchPrinterPrintsAFileLineThroughTheCommonInterface) {
   std::fclose(err);
 }
 
-TEST(Listener, TheJsonPrinterTakesBatchEventsToo) {
+TEST(ProgressListener, TheJsonPrinterTakesBatchEventsToo) {
   std::FILE* out = std::tmpfile();
   JsonPrinter printer(out);
   ProgressListener& l = printer;
