@@ -7,25 +7,20 @@
 #include <string>
 #include <utility>
 
+#include "pxfer/core/option_table.hpp"
+
 namespace pxfer::cli {
 
 // name -> {group, type name}
 using HelpLayout = std::map<std::string, std::pair<std::string, std::string>>;
 
 inline const HelpLayout& transfer_layout() {
-  static const std::string t = "Transfer", n = "Network tuning", o = "Output", r = "Reliability",
-                           s = "Security (docs/security.md)", m = "Many files (-r, --from-file)";
+  static const std::string o = "Output", s = "Security (docs/security.md)", m = "Many files (-r, --from-file)";
+  // The transfer options' groups and value names are their rows' (pxfer/core/option_table.hpp).
   static const HelpLayout layout{
       {"LOCAL", {"", "PATH"}}, {"URL", {"", "URL"}},
-      {"streams", {t, "N"}}, {"block-size", {t, "SIZE"}}, {"checksum", {t, "adler32|sha256|md5|crc32|sha1|none"}},
-      {"compress", {t, "none|zstd[:LEVEL]|auto"}}, {"overwrite", {t, ""}},
-      {"window", {n, "SIZE"}}, {"window-clamp", {n, "SIZE"}}, {"congestion", {n, "NAME"}},
-      {"perf-interval", {o, "SECONDS"}}, {"stream-stats", {o, ""}}, {"json", {o, ""}}, {"quiet", {o, ""}},
-      {"verbose", {o, ""}}, {"report", {o, "FILE.html"}}, {"rate-lines", {o, ""}},
-      {"stall-timeout", {r, "DURATION"}}, {"no-resume", {r, ""}}, {"sync", {r, ""}}, {"retries", {r, "N"}},
-      {"partial-max-age", {r, "DURATION"}},
       {"ca", {s, "FILE"}}, {"fingerprint", {s, "sha256:HEX"}}, {"known-hosts", {s, "FILE"}},
-      {"token-file", {s, "FILE"}}, {"cert", {s, "FILE"}}, {"key", {s, "FILE"}}, {"encrypt", {s, ""}},
+      {"token-file", {s, "FILE"}}, {"cert", {s, "FILE"}}, {"key", {s, "FILE"}},
       {"recursive", {m, ""}}, {"from-file", {m, "FILE"}}, {"concurrency", {m, "N"}}, {"auto", {m, ""}},
       {"min-concurrency", {m, "N"}}, {"auto-interval", {m, "DURATION"}}, {"auto-tolerance", {m, "PERCENT"}},
       {"max-streams", {m, "N"}}, {"ramp-up", {m, "DURATION"}}, {"connect-rate", {m, "RATE"}},
@@ -33,9 +28,7 @@ inline const HelpLayout& transfer_layout() {
       // doctor and sweep
       {"target", {"Path", "RATE"}}, {"loss", {"Path", "PERCENT"}}, {"pings", {"Path", "N"}},
       {"files", {"Matrix", "LIST"}}, {"size", {"Matrix", "SIZE"}}, {"direction", {"Matrix", "get|put|get,put"}},
-      {"repeat", {"Matrix", "N"}}, {"csv", {o, ""}},
-      // cp and the namespace commands (apps/pxfer/namespace_command.cpp)
-      {"parents", {t, ""}}, {"SRC... DST", {"", "PATH|URL"}}, {"connect-timeout", {n, "SECONDS"}}};
+      {"repeat", {"Matrix", "N"}}, {"csv", {o, ""}}, {"SRC... DST", {"", "PATH|URL"}}};
   return layout;
 }
 
@@ -47,20 +40,23 @@ inline const HelpLayout& sweep_layout() {
   return layout;
 }
 
+// An option's group and value name: sweep's lists first, then the option table's row, then the rest.
+inline std::pair<std::string, std::string> help_layout(const std::string& command, const std::string& name) {
+  if (command == "sweep")
+    if (auto it = sweep_layout().find(name); it != sweep_layout().end()) return it->second;
+  if (const OptionRow* row = find_option(name)) return {row->group, row->type_name};
+  if (auto it = transfer_layout().find(name); it != transfer_layout().end()) return it->second;
+  return {};
+}
+
 inline void lay_out_help(CLI::App& app) {
   app.name("pxfer");  // "Usage: pxfer put ...", not the path it was started by
   for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
     for (CLI::Option* opt : sub->get_options()) {
       std::string name = !opt->get_lnames().empty() ? opt->get_lnames().front() : opt->get_name();
-      const HelpLayout* tables[] = {sub->get_name() == "sweep" ? &sweep_layout() : nullptr, &transfer_layout()};
-      for (const HelpLayout* table : tables) {
-        if (!table) continue;
-        auto it = table->find(name);
-        if (it == table->end()) continue;
-        if (!it->second.first.empty()) opt->group(it->second.first);
-        if (!it->second.second.empty() || opt->get_expected_min() == 0) opt->type_name(it->second.second);
-        break;
-      }
+      const auto [group, type] = help_layout(sub->get_name(), name);
+      if (!group.empty()) opt->group(group);
+      if (!type.empty() || (opt->get_expected_min() == 0 && !group.empty())) opt->type_name(type);
     }
   }
   const std::string footer =

@@ -14,6 +14,7 @@
 #include "cli_support.hpp"
 #include "cp_command.hpp"
 #include "namespace_command.hpp"
+#include "option_rows.hpp"
 #include "process_memory.hpp"
 #include "pxfer/client/interrupt_watch.hpp"
 #include "report_command.hpp"
@@ -26,6 +27,7 @@
 #include "pxfer/common/error.hpp"
 #include "pxfer/present/json_printer.hpp"
 #include "pxfer/core/limits.hpp"
+#include "pxfer/core/option_table.hpp"
 #include "pxfer/present/progress_printer.hpp"
 #include "pxfer/present/report_recorder.hpp"
 #include "pxfer/io/secret_file.hpp"
@@ -42,124 +44,19 @@ using pxfer::cli::to_security;
 
 namespace {
 
-struct CommonArgs {
-  std::string streams = "auto";  // N or auto (pxfer/core/stream_count.hpp)
-  std::string block_size = "2M";
-  std::string window = "0";
-  double perf_interval = 1.0;
-  std::string checksum = "adler32";
-  std::string congestion;
-  std::string window_clamp = "0";
-  std::string compress = "none";
-  bool stream_stats = false;
-  bool json = false;
-  bool overwrite = false;
-  bool quiet = false;
-  bool verbose = false;
-  std::string stall_timeout = "60s";
-  bool no_resume = false;
-  unsigned retries = 0;
-  bool sync = false;
-  bool encrypt = false;
-  std::string partial_max_age = "7d";
-  std::string report;       // --report FILE.html
-  bool rate_lines = false;  // gridftp lines even on a terminal
-  bool parents = false;     // --parents: make the destination's missing directories first
-};
-
-void add_common(CLI::App& cmd, CommonArgs& a) {
-  cmd.add_option("-p,--streams", a.streams, "parallel TCP data streams: 1-64, or auto (start with a few, add while the rate grows)")
-      ->capture_default_str();
-  cmd.add_option("--block-size", a.block_size, "block size, 1M-16M (K/M/G and KiB/MiB/GiB = 1024-based)")->capture_default_str();
-  cmd.add_option("-w,--window", a.window, "SO_SNDBUF/SO_RCVBUF on every data stream, both ends; 0 = kernel autotuning")
-      ->capture_default_str();
-  cmd.add_option("--perf-interval", a.perf_interval, "seconds between rate lines")->capture_default_str();
-  cmd.add_option("--checksum", a.checksum, "whole-file checksum: adler32, sha256 or none")->capture_default_str();
-  cmd.add_option("--congestion", a.congestion, "TCP congestion control on every data stream, both ends (e.g. cubic, reno, bbr)");
-  cmd.add_option("--window-clamp", a.window_clamp, "TCP_WINDOW_CLAMP: keep autotuning below SIZE; 0 = none")->capture_default_str();
-  cmd.add_option("--compress", a.compress, "per-block compression: none, zstd[:LEVEL] or auto (stops when it does not pay)")
-      ->capture_default_str();
-  cmd.add_flag("--stream-stats", a.stream_stats, "each interval, per stream: rate, cwnd, RTT, retransmits, Send-Q, buffer (sending side)");
-  cmd.add_flag("--json", a.json, "newline-delimited JSON events instead of text (docs/json.md)");
-  cmd.add_flag("--overwrite", a.overwrite, "replace an existing destination");
-  cmd.add_flag("--encrypt", a.encrypt, "TLS on every data stream too (the control connection always has it); slower");
-  cmd.add_flag("-q,--quiet", a.quiet, "print nothing but errors");
-  cmd.add_flag("-v,--verbose", a.verbose, "print debugging detail on stderr");
-  cmd.add_option("--stall-timeout", a.stall_timeout,
-                 "replace a data stream that hears nothing from the peer this long (30s, 2m, 500ms)")
-      ->capture_default_str();
-  cmd.add_flag("--no-resume", a.no_resume, "discard a partial file an interrupted attempt left and start over");
-  cmd.add_option("--partial-max-age", a.partial_max_age,
-                 "a get removes temporary files older than this that interrupted transfers left in its destination "
-                 "directory (1s to 366d)")
-      ->capture_default_str();
-  cmd.add_option("--retries", a.retries,
-                 "further attempts of a file that failed on the network, the protocol or its checksum, each resuming "
-                 "what arrived; pauses of 1 s, 2 s, 4 s ... (+-50 %, at most 1 min); never after a refusal, a missing "
-                 "file, a full disk or Ctrl-C (0-20; per file with -r)")
-      ->capture_default_str();
-  cmd.add_flag("--sync", a.sync, "the receiver makes each block durable (fdatasync) before acknowledging it");
-  cmd.add_option("--report", a.report, "at the end, write the run as one HTML page of charts (as `pxfer report` makes)");
-  cli::add_parents_flag(cmd, a.parents);
-  cmd.add_flag("--rate-lines", a.rate_lines, "print the gridftp rate lines even on a terminal (instead of the progress bar)");
-}
+using cli::CommonArgs;
 
 // How a recorded run is labelled in its report: the options that shape a transfer.
 std::string command_label(bool is_put, const CommonArgs& a, const cli::BatchArgs& b) {
   std::string out = is_put ? "put" : "get";
   if (b.recursive) out += " -r";
   if (!b.from_file.empty()) out += " --from-file";
-  out += " -p " + a.streams + " -w " + a.window;
+  out += " -p " + a.text("streams") + " -w " + a.text("window");
   if (b.wanted()) out += b.auto_tune ? " --auto" : " -c " + std::to_string(b.concurrency);
-  if (!a.congestion.empty()) out += " --congestion " + a.congestion;
-  if (a.block_size != "2M") out += " --block-size " + a.block_size;
-  if (a.compress != "none") out += " --compress " + a.compress;
-  if (a.encrypt) out += " --encrypt";
+  for (const char* name : {"congestion", "block-size", "compress"})
+    if (a.text(name) != find_option(name)->default_text) out += std::string(" --") + name + " " + a.text(name);
+  if (a.given("encrypt")) out += " --encrypt";
   return out;
-}
-
-ClientOptions to_options(const CommonArgs& a) {
-  ClientOptions o;
-  const auto request = parse_stream_request(a.streams);
-  if (!request) throw Error(Errc::usage, "--streams " + a.streams + ": use 1 to 64, or auto");
-  o.streams = request->count;
-  o.auto_streams = request->automatic;
-  auto block = cli::size_option("--block-size", a.block_size);
-  if (auto p = limits::block_size_problem(block); !p.empty()) throw Error(Errc::usage, "--block-size " + a.block_size + ": " + p);
-  o.block_size = static_cast<std::uint32_t>(block);
-  if (a.retries > 20) throw Error(Errc::usage, "--retries " + std::to_string(a.retries) + ": use 0 to 20");
-  o.retry.retries = a.retries;
-  auto window = cli::size_option("--window", a.window);
-  if (window > (1ull << 30)) throw Error(Errc::usage, "--window " + a.window + ": at most 1G");
-  o.window = static_cast<std::uint32_t>(window);
-  if (!(a.perf_interval >= 0.05 && a.perf_interval <= 3600))
-    throw Error(Errc::usage, "--perf-interval " + std::to_string(a.perf_interval) + ": use 0.05 to 3600 seconds");
-  o.perf_interval = std::chrono::milliseconds(static_cast<long>(a.perf_interval * 1000));
-  auto algo = parse_checksum_algo(a.checksum);
-  if (!algo) throw Error(Errc::usage, "--checksum " + a.checksum + ": use adler32, sha256, md5, crc32, sha1 or none");
-  o.checksum = *algo;
-  o.overwrite = a.overwrite;
-  o.congestion = a.congestion;
-  if (o.congestion.size() > 15) throw Error(Errc::usage, "--congestion " + a.congestion + ": name too long");
-  auto clamp = cli::size_option("--window-clamp", a.window_clamp);
-  if (clamp > (1ull << 30)) throw Error(Errc::usage, "--window-clamp " + a.window_clamp + ": at most 1G");
-  o.window_clamp = static_cast<std::uint32_t>(clamp);
-  o.stream_stats = a.stream_stats;
-  auto compression = parse_compression(a.compress);
-  if (!compression) throw Error(Errc::usage, "--compress " + a.compress + ": use none, zstd, zstd:LEVEL (1-22) or auto");
-  o.compression = *compression;
-  auto stall = parse_duration(a.stall_timeout);
-  if (!stall || stall->count() < 500 || stall->count() > 3'600'000)
-    throw Error(Errc::usage, "--stall-timeout " + a.stall_timeout + ": use a duration from 500ms to 1h (e.g. 30s, 2m)");
-  o.stall_timeout = *stall;
-  auto max_age = parse_duration(a.partial_max_age);
-  if (!max_age || max_age->count() < 1000 || max_age->count() > 366LL * 24 * 3600 * 1000)
-    throw Error(Errc::usage, "--partial-max-age " + a.partial_max_age + ": use a duration from 1s to 366d (e.g. 12h, 7d)");
-  o.partial_max_age = std::chrono::duration_cast<std::chrono::seconds>(*max_age);
-  o.resume = !a.no_resume;
-  o.sync = a.sync;
-  o.encrypt = a.encrypt;
-  return o;
 }
 
 struct SweepArgs {
@@ -194,6 +91,14 @@ std::vector<unsigned> count_list(const std::string& name, const std::string& tex
   return out;
 }
 
+// One item of a sweep's list through its row of the option table: the same parse, bounds and
+// refusal as put's and get's.
+ClientOptions sweep_item(const char* name, const std::string& item) {
+  OptionValues values;
+  apply_option(name, item, values);
+  return values.client;
+}
+
 int run_sweep_command(const SweepArgs& a, const SecurityArgs& security) {
   try {
     apply_security(security);
@@ -212,18 +117,13 @@ int run_sweep_command(const SweepArgs& a, const SecurityArgs& security) {
       else throw Error(Errc::usage, "--direction " + a.direction + ": use get, put or get,put");
     }
     o.windows.clear();
-    for (const auto& w : split_list(a.window)) o.windows.push_back(static_cast<std::uint32_t>(cli::size_option("--window", w)));
+    for (const auto& w : split_list(a.window)) o.windows.push_back(sweep_item("window", w).window);
     if (!a.congestion.empty()) o.congestions = split_list(a.congestion);
+    for (const auto& c : o.congestions) sweep_item("congestion", c);
     o.compressions.clear();
-    for (const auto& c : split_list(a.compress)) {
-      auto z = parse_compression(c);
-      if (!z) throw Error(Errc::usage, "--compress " + c + ": use none, zstd, zstd:LEVEL or auto");
-      o.compressions.push_back(*z);
-    }
+    for (const auto& c : split_list(a.compress)) o.compressions.push_back(sweep_item("compress", c).compression);
     o.repeat = std::clamp(a.repeat, 1u, 100u);
-    auto block = cli::size_option("--block-size", a.block_size);
-    if (auto p = limits::block_size_problem(block); !p.empty()) throw Error(Errc::usage, "--block-size " + a.block_size + ": " + p);
-    o.base.block_size = static_cast<std::uint32_t>(block);
+    o.base.block_size = sweep_item("block-size", a.block_size).block_size;
     std::size_t total = o.directions.size() * o.windows.size() * o.congestions.size() * o.compressions.size() *
                         o.files.size() * o.streams.size();
     if (!a.report.empty()) cli::check_report_path("--report", a.report);
@@ -281,26 +181,31 @@ int run_transfer_command(bool is_put, const CommonArgs& args, const cli::BatchAr
   // Ctrl-C and SIGTERM end the whole command, caught (never the default kill): no file starts
   // after them, the ones in flight stay resumable, one line says what did not finish (issue 34).
   const InterruptWatch interrupt_watch;
-  cli::set_verbosity(args.verbose);
+  // The flags first: they cannot be refused, so a refused value is reported as --json or -q ask.
+  OptionValues values;
+  apply_flags(args.given(), values);
+  const CommandFlags& flags = values.flags;
+  cli::set_verbosity(flags.verbose);
   JsonPrinter json(stdout);
   // The bar on a terminal; the gridftp lines otherwise or with --rate-lines.
-  const bool bar = !args.json && !args.quiet && !args.rate_lines && ::isatty(STDOUT_FILENO) != 0;
-  ProgressPrinter text(stdout, bar, args.quiet, cli::terminal_width(STDOUT_FILENO));
+  const bool bar = !flags.json && !flags.quiet && !flags.rate_lines && ::isatty(STDOUT_FILENO) != 0;
+  ProgressPrinter text(stdout, bar, flags.quiet, cli::terminal_width(STDOUT_FILENO));
   std::optional<ReportRecorder> recorder;
   try {
     apply_security(security);
-    ClientOptions options = to_options(args);
-    if (args.parents) cli::make_destination_parents(is_put, dest, to_security(security), options.connect_timeout);
-    if (!args.report.empty()) {
-      cli::check_report_path("--report", args.report);
+    values = build_options(args.given());
+    ClientOptions& options = values.client;
+    if (flags.parents) cli::make_destination_parents(is_put, dest, to_security(security), options.connect_timeout);
+    if (!flags.report.empty()) {
+      cli::check_report_path("--report", flags.report);
       recorder.emplace(command_label(is_put, args, batch));
     }
     if (batch.wanted()) {
       BatchOptions batch_options = cli::to_batch_options(batch, options);  // bad values before any LIST
       BatchPlan plan = cli::plan_batch(batch, is_put, source, dest, options);
-      const int status = cli::run_batch_command(plan, batch_options, args.quiet, args.json,
+      const int status = cli::run_batch_command(plan, batch_options, flags.quiet, flags.json,
                                                 {bar, cli::terminal_width(STDOUT_FILENO), recorder ? &*recorder : nullptr});
-      if (recorder) cli::write_recorded_report(args.report, *recorder, args.quiet || args.json);
+      if (recorder) cli::write_recorded_report(flags.report, *recorder, flags.quiet || flags.json);
       return status;
     }
     if (source.empty() || dest.empty())
@@ -310,23 +215,23 @@ int run_transfer_command(bool is_put, const CommonArgs& args, const cli::BatchAr
     const std::string& url_text = is_put ? dest : source;
     auto url = parse_url(url_text, &why);
     if (!url) throw Error(Errc::usage, url_text + ": " + why);
-    ProgressListener* shown = args.json ? static_cast<ProgressListener*>(&json) : &text;
+    ProgressListener* shown = flags.json ? static_cast<ProgressListener*>(&json) : &text;
     // The report charts every stream; the screen shows them only with --stream-stats.
-    ListenerTee tee(shown, recorder ? &*recorder : nullptr, !args.stream_stats);
+    ListenerTee tee(shown, recorder ? &*recorder : nullptr, !options.stream_stats);
     if (recorder) options.stream_stats = true;
     ProgressListener* listener = recorder ? static_cast<ProgressListener*>(&tee) : shown;
     if (is_put) put_file(source, *url, options, listener);
     else get_file(*url, dest, options, listener);
-    if (recorder) cli::write_recorded_report(args.report, *recorder, args.quiet || args.json);
+    if (recorder) cli::write_recorded_report(flags.report, *recorder, flags.quiet || flags.json);
     return 0;
   } catch (const Error& e) {
     text.close_line();  // an error starts on a line of its own
-    if (args.json) json.on_error(e);
+    if (flags.json) json.on_error(e);
     std::fflush(stdout);
     std::fprintf(stderr, "pxfer: %s\n", log_safe(e.what()).c_str());
     if (recorder && !recorder->empty()) {  // a run that started: its page shows the error
       recorder->on_error(e);
-      cli::write_recorded_report(args.report, *recorder, args.quiet || args.json);
+      cli::write_recorded_report(flags.report, *recorder, flags.quiet || flags.json);
     }
     return exit_code(e.code());
   } catch (const std::exception& e) {
@@ -345,35 +250,36 @@ struct CpArgs {
 
 // pxfer cp pxfer://A/x pxfer://B/y: the servers move the data; this prints what the active one reports.
 int run_third_party(const CpArgs& a, const std::string& source, const std::string& dest, const SecurityArgs& security) {
-  cli::set_verbosity(a.common.verbose);
+  OptionValues values;
+  apply_flags(a.common.given(), values);
+  const CommandFlags& flags = values.flags;
+  cli::set_verbosity(flags.verbose);
   JsonPrinter json(stdout);
-  const bool bar = !a.common.json && !a.common.quiet && !a.common.rate_lines && ::isatty(STDOUT_FILENO) != 0;
-  ProgressPrinter text(stdout, bar, a.common.quiet, cli::terminal_width(STDOUT_FILENO));
+  const bool bar = !flags.json && !flags.quiet && !flags.rate_lines && ::isatty(STDOUT_FILENO) != 0;
+  ProgressPrinter text(stdout, bar, flags.quiet, cli::terminal_width(STDOUT_FILENO));
   try {
     apply_security(security);
-    const ClientOptions options = to_options(a.common);
+    values = build_options(a.common.given());
+    const ClientOptions& options = values.client;
     // TPC_START carries streams, block size, checksum and the overwrite/resume/sync/encrypt flags;
-    // the socket and compression settings stay with the copying server's defaults. Said, not ignored.
-    const char* not_carried = options.window != 0          ? "--window"
-                              : !options.congestion.empty() ? "--congestion"
-                              : options.window_clamp != 0   ? "--window-clamp"
-                              : options.compression.mode != CompressMode::none ? "--compress"
-                                                                               : nullptr;
-    if (not_carried)
-      throw Error(Errc::usage, std::string(not_carried) + " does not reach the server that runs a third-party copy; "
-                                                          "set it in that pxferd's configuration, or copy through a local disk");
+    // the socket and compression settings (the rows without verb_tpc) stay with the copying
+    // server's defaults. Said, not ignored.
+    for (const auto& [name, given] : a.common.given())
+      if (const OptionRow* row = find_option(name); !(row->verbs & verb_tpc) && given != row->default_text)
+        throw Error(Errc::usage, "--" + name + " does not reach the server that runs a third-party copy; "
+                                               "set it in that pxferd's configuration, or copy through a local disk");
     std::string why;
     auto from = parse_url(source, &why);
     if (!from) throw Error(Errc::usage, source + ": " + why);
     auto to = parse_url(dest, &why);
     if (!to) throw Error(Errc::usage, dest + ": " + why);
     const CopyMode mode = a.copy_mode == "push" ? CopyMode::push : CopyMode::pull;
-    ProgressListener* shown = a.common.json ? static_cast<ProgressListener*>(&json) : &text;
+    ProgressListener* shown = flags.json ? static_cast<ProgressListener*>(&json) : &text;
     copy_between_servers(*from, *to, options, mode, shown);
     return 0;
   } catch (const Error& e) {
     text.close_line();
-    if (a.common.json) json.on_error(e);
+    if (flags.json) json.on_error(e);
     std::fflush(stdout);
     std::fprintf(stderr, "pxfer: %s\n", log_safe(e.what()).c_str());
     return exit_code(e.code());
@@ -387,7 +293,7 @@ CLI::App* add_cp_command(CLI::App& app, CpArgs& a) {
                  "pxfer:// -> pxfer:// (third-party copy): pull = the destination server reads from the source, "
                  "push = the source server writes to the destination")
       ->check(CLI::IsMember({"pull", "push"}))->capture_default_str();
-  add_common(*cp, a.common);
+  cli::add_common(*cp, a.common, verb_cp);
   cli::add_batch_options(*cp, a.batch, true);
   return cp;
 }
@@ -420,12 +326,12 @@ int main(int argc, char** argv) {
   auto* put = app.add_subcommand("put", "send LOCAL to pxfer://HOST[:PORT]/PATH");
   put->add_option("LOCAL", put_local, "local file (a directory with -r)");
   put->add_option("URL", put_remote, "pxfer://HOST[:PORT]/PATH (a trailing / means into that directory)");
-  add_common(*put, put_args);
+  cli::add_common(*put, put_args, verb_put);
   cli::add_batch_options(*put, put_batch, true);
   auto* get = app.add_subcommand("get", "fetch pxfer://HOST[:PORT]/PATH into LOCAL");
   get->add_option("URL", get_remote, "pxfer://HOST[:PORT]/PATH");
   get->add_option("LOCAL", get_local, "local file or directory (a trailing / means into that directory)");
-  add_common(*get, get_args);
+  cli::add_common(*get, get_args, verb_get);
   cli::add_batch_options(*get, get_batch, false);
   CpArgs cp_args;
   auto* cp = add_cp_command(app, cp_args);

@@ -8,6 +8,7 @@
 #include "pxfer/common/error.hpp"
 #include "pxfer/common/log_safe.hpp"
 #include "pxfer/client/namespace.hpp"
+#include "option_rows.hpp"
 
 namespace pxfer::cli {
 namespace {
@@ -141,13 +142,9 @@ NamespaceCommands add_namespace_commands(CLI::App& app, NamespaceArgs& a) {
       cmd->add_option("URL", a.urls, "pxfer://HOST[:PORT]/PATH")->required();
     }
     cmd->add_flag("--json", a.json, "one JSON object per line instead of text");
-    cmd->add_option("--connect-timeout", a.connect_timeout, "seconds to wait for the server")->capture_default_str();
+    add_row(*cmd, *find_option("connect-timeout"), a.connect_timeout);
   }
   return c;
-}
-
-void add_parents_flag(CLI::App& command, bool& parents) {
-  command.add_flag("--parents", parents, "create the missing directories above the destination (gfal-copy -p)");
 }
 
 void make_destination_parents(bool is_put, const std::string& dest, const ClientSecurity& security,
@@ -169,9 +166,9 @@ void make_destination_parents(bool is_put, const std::string& dest, const Client
 int run_namespace_command(const CLI::App& command, const NamespaceArgs& a,
                           const std::function<ClientSecurity()>& security) {
   try {
-    if (!(a.connect_timeout > 0 && a.connect_timeout <= 3600))
-      throw Error(Errc::usage, "--connect-timeout: use 0.1 to 3600 seconds");
-    RemoteNamespace ns(security(), std::chrono::milliseconds(static_cast<long>(a.connect_timeout * 1000)));
+    OptionValues values;
+    apply_option("connect-timeout", a.connect_timeout, values);
+    RemoteNamespace ns(security(), values.client.connect_timeout);
     const std::string name = command.get_name();
     if (name == "ls") run_ls(ns, a);
     else if (name == "stat") run_stat(ns, a);

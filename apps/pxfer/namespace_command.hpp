@@ -19,7 +19,7 @@ struct NamespaceArgs {
   bool json = false;
   std::string algorithm = "adler32";  // sum
   std::string sum_url;                // sum's one URL (a vector would swallow ALGORITHM too)
-  double connect_timeout = 15;
+  std::string connect_timeout;  // the option table's connect-timeout row
 };
 
 struct NamespaceCommands {
@@ -41,9 +41,8 @@ NamespaceCommands add_namespace_commands(CLI::App& app, NamespaceArgs& args);
 int run_namespace_command(const CLI::App& command, const NamespaceArgs& args,
                           const std::function<ClientSecurity()>& security);
 
-// --parents on put, get and cp: the directory a single transfer writes into is made first (for a
-// URL ending in / or a local DEST ending in /, that directory itself).
-void add_parents_flag(CLI::App& command, bool& parents);
+// --parents on put, get and cp (a row of the option table): the directory a single transfer writes
+// into is made first (for a URL ending in / or a local DEST ending in /, that directory itself).
 void make_destination_parents(bool is_put, const std::string& dest, const ClientSecurity& security,
                               std::chrono::milliseconds connect_timeout);
 

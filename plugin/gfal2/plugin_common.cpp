@@ -175,9 +175,32 @@ ClientSecurity security_for(gfal2_context_t context, const char* url) {
   return s;
 }
 
+namespace {
+// The row's [PXFER] key, if gfal2's configuration sets it (a -D or pxfer_plugin.conf).
+void apply_config_key(gfal2_context_t context, const OptionRow& row, OptionValues& values) {
+  const std::string text = trimmed(option(context, row.gfal2_key));
+  if (text.empty()) return;
+  apply_gfal_value(option_name(row).c_str(), text + (row.gfal2_unit ? row.gfal2_unit : ""),
+                   std::string(config_group) + ":" + row.gfal2_key + "=" + text, values);
+}
+}  // namespace
+
+void apply_gfal_value(const char* name, const std::string& text, const std::string& origin, OptionValues& values) {
+  const OptionRow* row = find_option(name);
+  if (!row) throw PosixError{EINVAL, origin + ": pxfer has no such option"};
+  if (auto problem = apply_option(*row, text, values); !problem.empty()) throw PosixError{EINVAL, origin + ": " + problem};
+}
+
+void apply_config_keys(gfal2_context_t context, OptionValues& values) {
+  for (const OptionRow& row : option_table())
+    if (row.gfal2_key) apply_config_key(context, row, values);
+}
+
 int connect_timeout_seconds(gfal2_context_t context) {
-  const int seconds = gfal2_get_opt_integer_with_default(context, config_group, "CONNECT_TIMEOUT", 15);
-  return seconds > 0 ? seconds : 15;
+  OptionValues values;
+  apply_config_key(context, *find_option("connect-timeout"), values);
+  const auto ms = values.client.connect_timeout.count();
+  return static_cast<int>((ms + 999) / 1000);  // whole seconds, never 0: the row's least is 100 ms
 }
 
 }  // namespace pxfer::gfal

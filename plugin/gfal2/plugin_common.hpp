@@ -10,6 +10,7 @@
 #include "pxfer/client/client.hpp"
 #include "pxfer/common/error.hpp"
 #include "pxfer/common/url.hpp"
+#include "pxfer/core/option_table.hpp"
 
 namespace pxfer::gfal {
 
@@ -41,8 +42,14 @@ int errno_of(const Error& e);
 // or CERT/KEY of the [PXFER] group, else gfal2's default X.509 (X509_USER_PROXY ...); KNOWN_HOSTS,
 // FINGERPRINT and CA from [PXFER] (each overridable with -D), CA else X509_CERT_DIR for an X.509.
 ClientSecurity security_for(gfal2_context_t context, const char* url);
-// Seconds gfal2 allows to connect (the [PXFER] CONNECT_TIMEOUT, default 15).
+// Seconds gfal2 allows to connect (the [PXFER] CONNECT_TIMEOUT, default 15; EINVAL outside its row's bounds).
 int connect_timeout_seconds(gfal2_context_t context);
+// Every row of the option table (pxfer/core/option_table.hpp) with a [PXFER] key that gfal2's
+// configuration sets, through the row as pxfer's command line applies it: a value it refuses is an
+// EINVAL "PXFER:KEY=VALUE: use ...", never clamped.
+void apply_config_keys(gfal2_context_t context, OptionValues& values);
+// One value gfal2 gave (`origin` names it in the refusal: "gfal-copy -n 65") through the row `name`.
+void apply_gfal_value(const char* name, const std::string& text, const std::string& origin, OptionValues& values);
 
 // An error whose errno is more precise than its pxfer::Error class would say (ENOTDIR, EISDIR, ENOTSUP).
 struct PosixError {

@@ -15,7 +15,6 @@
 
 #include "plugin_common.hpp"
 #include "pxfer/client/namespace.hpp"
-#include "pxfer/core/stream_count.hpp"
 #include "pxfer/tpc/tpc.hpp"
 
 namespace pxfer::gfal {
@@ -88,23 +87,25 @@ Checksum checksum_of(gfalt_params_t params, const char* bulk = nullptr) {
   return c;
 }
 
+// gfal2's transfer parameters and the [PXFER] keys, each through its row of the option table (the
+// bounds and refusals of pxfer's command line): gfal-copy -n 65 is an EINVAL, not 64 streams.
+// gfal2's defaults stay ClientOptions' (fixed streams unless -n), not the command line's -p auto.
 ClientOptions options_of(gfal2_context_t context, gfalt_params_t params, const Checksum& sum) {
-  ClientOptions o;
+  OptionValues v;
   GError* e = nullptr;
   const guint streams = gfalt_get_nbstreams(params, &e);
-  if (streams > 0) o.streams = fixed_streams(std::min<guint>(streams, limits::max_streams));  // gfal-copy -n N
+  if (streams > 0) apply_gfal_value("streams", std::to_string(streams), "gfal-copy -n " + std::to_string(streams), v);
   const guint64 buffer = gfalt_get_tcp_buffer_size(params, &e);
-  if (buffer > 0) o.window = static_cast<std::uint32_t>(std::min<guint64>(buffer, 1ull << 30));
+  if (buffer > 0) apply_gfal_value("window", std::to_string(buffer), "gfal2's TCP buffer size " + std::to_string(buffer), v);
   const guint64 timeout = gfalt_get_timeout(params, &e);
-  o.overwrite = gfalt_get_replace_existing_file(params, &e);
+  if (gfalt_get_replace_existing_file(params, &e)) apply_gfal_value("overwrite", "true", "gfal-copy -f", v);
   if (e) g_error_free(e);
-  o.connect_timeout = std::chrono::seconds(connect_timeout_seconds(context));
+  apply_config_keys(context, v);  // CONNECT_TIMEOUT, PERF_INTERVAL_MS ...
+  ClientOptions& o = v.client;
   // gfal2's timeout (gfal-copy -T, 1800 s unless told) bounds the wait for progress: a data stream
   // silent for that long is replaced. pxfer's own stall timeout, shorter, stays when it is.
   if (timeout > 0) o.stall_timeout = std::min<std::chrono::milliseconds>(o.stall_timeout, std::chrono::seconds(timeout));
   o.checksum = sum.algo;
-  o.perf_interval = std::chrono::milliseconds(
-      std::max(50, gfal2_get_opt_integer_with_default(context, config_group, "PERF_INTERVAL_MS", 1000)));
   return o;
 }
 

@@ -4,16 +4,13 @@
 #include <cstdio>
 
 #include "pxfer/common/error.hpp"
+#include "pxfer/core/option_table.hpp"
 #include "pxfer/core/stream_count.hpp"
 
 namespace pxfer::transfer {
 namespace {
 
 constexpr std::uint64_t on_control_caps = wire::cap_on_control | wire::cap_admission;
-
-std::string problem_text(const char* what, std::uint64_t value, const std::string& problem) {
-  return std::string(what) + " " + std::to_string(value) + " is out of range: " + problem;
-}
 
 std::string hex(std::uint32_t value) {
   char text[16];
@@ -23,11 +20,9 @@ std::string hex(std::uint32_t value) {
 
 }  // namespace
 
-void check_options(const ClientOptions& o) {
-  if (auto p = limits::streams_problem(o.streams); !p.empty()) throw Error(Errc::usage, problem_text("streams", o.streams, p));
-  if (auto p = limits::block_size_problem(o.block_size); !p.empty())
-    throw Error(Errc::usage, problem_text("block size", o.block_size, p));
-}
+// The bounds are the option table's (pxfer/core/option_table.hpp), written once for the CLI, the
+// gfal2 plugin and a library caller that filled ClientOptions itself.
+void check_options(const ClientOptions& o) { check(o); }
 
 wire::Open make_open(Direction direction, const ClientOptions& opt, const wire::HelloOk& server,
                      const std::optional<SourceFacts>& source, const std::string& path) {

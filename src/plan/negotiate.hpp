@@ -15,7 +15,8 @@
 
 namespace pxfer::transfer {
 
-// Options within pxfer/core/limits.hpp; throws Error(usage) otherwise ("streams 0: use 1 to 64").
+// Options within the option table's bounds (pxfer/core/option_table.hpp, check()); throws
+// Error(usage) otherwise ("--streams 0: use 1 to 64, or auto").
 void check_options(const ClientOptions& options);
 
 // What the client knows of the file it sends (a put).

@@ -128,6 +128,13 @@ check "gfal-copy onto an existing destination fails with EEXIST (17) ($rc: $out)
 check "... and leaves it as it was" cmp -s "$work/local/a.bin" "$work/root/a.bin"
 run gfal-copy -f "file://$work/local/other.bin" "$base/a.bin"
 check "gfal-copy -f replaces it ($out)" cmp -s "$work/local/other.bin" "$work/root/a.bin"
+# gfal2's parameters and [PXFER] keys pass through pxfer's option table (issue 38.2): a value
+# outside a row's bounds is EINVAL (22) with its one line, never clamped (-n 65 used to be 64).
+run gfal-copy -n 65 "file://$work/local/a.bin" "$base/n65.bin"
+check "gfal-copy -n 65: EINVAL (22) naming the bound ($rc: $out)" bash -c '[ "$1" -eq 22 ] && [[ "$2" == *"gfal-copy -n 65: use 1 to 64"* ]]' _ "$rc" "$out"
+check "... and leaves no destination" test ! -e "$work/root/n65.bin"
+run gfal-copy -D "PXFER:PERF_INTERVAL_MS=10" "file://$work/local/a.bin" "$base/pi.bin"
+check "PXFER:PERF_INTERVAL_MS=10: EINVAL (22), one line ($rc: $out)" bash -c '[ "$1" -eq 22 ] && [[ "$2" == *"PXFER:PERF_INTERVAL_MS=10: use 0.05 to 3600 seconds"* ]]' _ "$rc" "$out"
 
 run gfal-ls -D "PXFER:TOKEN_FILE=$work/wrong.token" "$base/"
 check "a wrong token: EACCES (13), one clean message ($rc: $out)" bash -c '[ "$1" -eq 13 ] && [[ "$2" == *"authentication failed"* ]]' _ "$rc" "$out"

@@ -112,6 +112,25 @@ inline constexpr std::uint64_t reservation_window = 64ull << 20;
 inline constexpr std::uint32_t max_stream_chunk = 4u << 20;
 inline constexpr std::uint32_t stream_handles_per_session = 16;
 
+// Bounds of the client's options (pxfer/core/option_table.hpp checks every one of them, for the
+// CLI, the gfal2 plugin and check()): further attempts of a failed file (each waits up to a minute);
+// socket buffers and TCP_WINDOW_CLAMP (1 GiB is past any path's bandwidth-delay product, and
+// past it the kernel's int arithmetic misbehaves); how long a silent data stream is kept (below
+// 500 ms a busy receiver's fsync looks like a stall); the time between rate lines; the age at
+// which a get removes leftovers of interrupted gets; the wait for a server to answer; a TCP
+// congestion control's name (TCP_CA_NAME_MAX is 16 with its NUL).
+inline constexpr std::uint64_t max_retries = 20;
+inline constexpr std::uint64_t max_window = 1ull << 30;
+inline constexpr std::chrono::milliseconds min_stall_timeout{500};
+inline constexpr std::chrono::milliseconds max_stall_timeout{3'600'000};
+inline constexpr std::chrono::milliseconds min_perf_interval{50};
+inline constexpr std::chrono::milliseconds max_perf_interval{3'600'000};
+inline constexpr std::chrono::milliseconds min_partial_max_age{1'000};
+inline constexpr std::chrono::milliseconds max_partial_max_age{366LL * 24 * 3'600'000};
+inline constexpr std::chrono::milliseconds min_connect_timeout{100};
+inline constexpr std::chrono::milliseconds max_connect_timeout{3'600'000};
+inline constexpr std::size_t max_congestion_name = 15;
+
 // Blocks of a file of `size` bytes: the last may be shorter; an empty file has none.
 constexpr std::uint64_t block_count(std::uint64_t size, std::uint32_t block_size) {
   return block_size == 0 ? 0 : size / block_size + (size % block_size != 0);
