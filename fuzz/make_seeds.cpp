@@ -124,6 +124,7 @@ int main(int argc, char** argv) {
   write(dir, "stream_close", encode(StreamClose{1}));
   write(dir, "ack", encode(Ack{4 << 20, 1 << 20}));
   write(dir, "end", encode(End{}));
+  write(dir, "retire", encode(Retire{}));
   Commit commit;
   commit.bytes = 1 << 30;
   commit.checksum = 1;

@@ -413,9 +413,10 @@ awaitable<void> run_job_body(asio::io_context& ioc, Job& job, std::optional<Cont
     StreamControllerSettings tuning;
     tuning.start = plan.start_streams;
     tuning.ceiling = plan.settings.streams;
-    tuning.can_shed = t->role() == transfer::Role::send;  // a get's streams are the server's to end
+    // A get's streams are the server's to end: it sheds them through RETIRE where the server can.
+    tuning.can_shed = t->role() == transfer::Role::send || plan.settings.retire_streams;
     // A put counts acknowledged blocks; a get's received bytes are counted as they arrive.
-    if (tuning.can_shed) tuning.min_phase_bytes = 32ull * plan.settings.block_size;
+    if (t->role() == transfer::Role::send) tuning.min_phase_bytes = 32ull * plan.settings.block_size;
     auto_streams.emplace(tuning, start);
   }
   std::optional<Error> failure;

@@ -114,6 +114,8 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   bool over() const;
   // -p auto: the sender's streams from `first` on take no further block, end cleanly (END both
   // ways, every block they sent acknowledged) and leave their slots free; a stream must remain.
+  // On a receiver (a get) each such stream asks its sender to do so with RETIRE, where both ends
+  // can (Settings::retire_streams).
   void retire_streams_from(std::uint16_t first) {
     retire_from_.store(std::max<std::uint16_t>(1, first));
     wake_idle_streams();
@@ -185,6 +187,7 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   awaitable<void> send_blocks(Connection& conn, StreamRun& run);
   awaitable<void> receive_acks(Connection& conn, StreamRun& run);
   awaitable<void> receive_blocks(Connection& conn, StreamRun& run);
+  awaitable<void> ask_retire_if_shed(Connection& conn, StreamRun& run);
   awaitable<void> watch_progress(Connection& conn, StreamRun& run);
   awaitable<void> send_block(Connection& conn, StreamRun& run, Block block, BlockBuffer& buffer);
   awaitable<void> send_whole_block(Connection& conn, StreamRun& run, Block block, std::span<const std::uint8_t> header_bytes,

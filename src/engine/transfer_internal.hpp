@@ -29,6 +29,8 @@ struct Transfer::StreamRun {
   std::unique_ptr<BlockMac> mac;  // the MAC of this connection's blocks, in order
   std::unique_ptr<BlockDecompressor> decompressor;  // receiver, for compressed blocks
   std::vector<std::uint8_t> packed;                 // receiver: a compressed block's payload
+  bool retire_sent = false;                // receiver: RETIRE went out (-p auto shed this stream)
+  std::atomic<bool> retire_asked{false};   // sender: the receiver sent RETIRE; END after what is out
 
   void heard() { last_heard.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed); }
   void sent() { last_sent.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed); }

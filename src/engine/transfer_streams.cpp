@@ -100,6 +100,7 @@ awaitable<void> Transfer::run_stream(std::shared_ptr<Connection> conn, std::uint
 // g++ 12 may destroy temporaries that live across a co_await twice, so every message sent from a
 // coroutine is a named object first.
 const wire::Message end_message = wire::End{};
+const wire::Message retire_message = wire::Retire{};
 
 // The unit of the read -> hash -> send (and receive -> hash -> write) pipeline inside a block:
 // small enough to stay in the L2 cache between steps, large enough to keep system calls few.
@@ -115,7 +116,8 @@ awaitable<void> Transfer::send_blocks(Connection& conn, StreamRun& run) {
   const auto heartbeat = heartbeat_of(settings_);
   for (;;) {
     if (over() && !planner_.all_acknowledged()) co_return;  // failed: run_stream reports why
-    if (run.index >= retire_from_.load()) break;  // -p auto shed it: END once its blocks are out
+    // -p auto shed it (here, or the receiver's RETIRE): END once its blocks are out.
+    if (run.index >= retire_from_.load() || run.retire_asked.load()) break;
     std::optional<Block> block;
     if (ready_) block = planner_.next();
     if (block) {
@@ -264,6 +266,11 @@ awaitable<void> Transfer::receive_acks(Connection& conn, StreamRun& run) {
       }
     } else if (std::holds_alternative<wire::End>(message)) {
       co_return;
+    } else if (settings_.retire_streams && std::holds_alternative<wire::Retire>(message)) {
+      if (run.index > 0) {  // the first stream stays, whatever a receiver asks
+        run.retire_asked = true;
+        wake_idle_streams();
+      }
     } else if (!std::holds_alternative<wire::Ping>(message)) {
       net::expect<wire::Ack>(std::move(message), conn.peer());
     }
@@ -307,7 +314,10 @@ awaitable<void> Transfer::receive_blocks(Connection& conn, StreamRun& run) {
     run.heard();
     if (frame.type != wire::FrameType::block) {
       wire::Message message = co_await net::read_payload(conn, frame);
-      if (std::holds_alternative<wire::Ping>(message)) continue;
+      if (std::holds_alternative<wire::Ping>(message)) {
+        co_await ask_retire_if_shed(conn, run);
+        continue;
+      }
       net::expect<wire::End>(std::move(message), conn.peer());
       co_await net::send_message(conn, end_message);
       co_return;
@@ -328,7 +338,18 @@ awaitable<void> Transfer::receive_blocks(Connection& conn, StreamRun& run) {
     std::uint32_t adler = 1;
     co_await receive_payload(conn, run, header, data, digest, adler);
     co_await finish_received_block(conn, run, header, data, digest, adler);
+    co_await ask_retire_if_shed(conn, run);
   }
+}
+
+// A get under -p auto sheds streams at the receiver (retire_streams_from): each shed stream asks
+// its sender, once, to send no further block; the sender's END follows the blocks already on their
+// way, which are received and acknowledged as usual, so no block is lost or sent twice.
+awaitable<void> Transfer::ask_retire_if_shed(Connection& conn, StreamRun& run) {
+  if (!settings_.retire_streams || run.retire_sent || run.index < retire_from_.load()) co_return;
+  run.retire_sent = true;
+  co_await net::send_message(conn, retire_message);
+  run.sent();
 }
 
 // The payload into `data` (decompressed), hashed chunk by chunk while it is hot, and its tag

@@ -78,6 +78,7 @@ ClientPlan client_plan(const ClientOptions& opt, const wire::Open& open, const w
   plan.settings.stall_timeout = opt.stall_timeout;
   plan.settings.control_heartbeats = (caps & wire::cap_heartbeat) != 0;
   plan.settings.tls_bound_streams = (caps & wire::cap_tls_bound_streams) != 0;
+  plan.settings.retire_streams = (caps & wire::cap_retire_streams) != 0;
   plan.on_control = wire::moves_on_control(open.flags, ok.size, ok.block_size);
   // Fewer streams than blocks is the server's limit; fewer than asked but enough for every block
   // is only the file being small.
@@ -107,6 +108,7 @@ Settings server_settings(const wire::Open& open, const ServerPolicy& policy, std
     settings.stall_timeout = std::chrono::milliseconds(std::clamp<std::uint32_t>(open.stall_timeout_ms, 400, 3'600'000));
   settings.control_heartbeats = (caps & wire::cap_heartbeat) != 0;
   settings.tls_bound_streams = (caps & wire::cap_tls_bound_streams) != 0;
+  settings.retire_streams = (caps & wire::cap_retire_streams) != 0;
   return settings;
 }
 

@@ -32,6 +32,9 @@ struct Settings {
   // --encrypt, bound to its transfer by its ATTACH_PROOF, or the control connection) carries
   // blocks without a Poly1305 of their own, TLS's record MAC authenticating them already.
   bool tls_bound_streams = false;
+  // Both ends offered wire::cap_retire_streams: a receiver may send RETIRE on a data stream and
+  // the sender ends that stream cleanly (-p auto shedding the streams of a get).
+  bool retire_streams = false;
 };
 
 }  // namespace pxfer::transfer

@@ -180,6 +180,7 @@ template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std
   io.u32(m.length);
 }
 template <class IO, class H> void fields(IO&, H&) requires std::same_as<std::remove_const_t<H>, End> {}
+template <class IO, class H> void fields(IO&, H&) requires std::same_as<std::remove_const_t<H>, Retire> {}
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Commit> {
   io.u64(m.bytes);
   io.u8(m.checksum);

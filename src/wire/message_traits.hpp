@@ -77,6 +77,7 @@ template <> struct Traits<StreamRead> : Row<FrameType::stream_read, 16> { static
 template <> struct Traits<StreamData> : Row<FrameType::stream_data, 4 + 8 + 1 + 4 + max_stream_chunk> { static constexpr const char* name = "STREAM_DATA"; };
 template <> struct Traits<StreamWrite> : Row<FrameType::stream_write, 4 + 8 + 4 + max_stream_chunk> { static constexpr const char* name = "STREAM_WRITE"; };
 template <> struct Traits<StreamClose> : Row<FrameType::stream_close, 4> { static constexpr const char* name = "STREAM_CLOSE"; };
+template <> struct Traits<Retire> : Row<FrameType::retire, 0> { static constexpr const char* name = "RETIRE"; };
 
 // Two messages on one frame type (as two branches once chose 34 and 35 each) do not compile.
 template <std::size_t... I>

@@ -81,6 +81,9 @@ enum class FrameType : std::uint16_t {
   stream_data = 56,     // server -> client: those bytes
   stream_write = 57,    // client -> server: bytes at an offset of a write handle (DONE)
   stream_close = 58,    // client -> server: release a handle; a write's file goes in place (DONE)
+  // -p auto in a get (cap_retire_streams): on a data stream, receiver -> sender: send no further
+  // block on this stream, END once the blocks sent are acknowledged.
+  retire = 59,
 };
 
 // Capability bits offered in HELLO and HELLO_OK; the session uses the intersection.
@@ -109,11 +112,14 @@ enum Capability : std::uint64_t {
   // TPC_START may ask for -p auto (its tail): the active server's copy runs the stream controller
   // up to TPC_START's streams, and TPC_DONE's tail says what it chose and why.
   cap_tpc_auto_streams = 1u << 11,
+  // RETIRE: a receiver may ask the sender to end a data stream cleanly (-p auto shedding streams
+  // in a get, where the server sends).
+  cap_retire_streams = 1u << 12,
 };
 inline constexpr std::uint64_t our_capabilities = cap_block_acks | cap_admission | cap_on_control | cap_heartbeat |
                                                   cap_namespace | cap_tpc | cap_small_files | cap_tls_bound_streams |
                                                   cap_kept_streams | cap_small_channel | cap_stream_io |
-                                                  cap_tpc_auto_streams;
+                                                  cap_tpc_auto_streams | cap_retire_streams;
 
 enum class Direction : std::uint8_t { put = 1, get = 2 };
 enum OpenFlags : std::uint32_t {
@@ -222,6 +228,7 @@ struct Ack {
   std::uint32_t length = 0;
 };
 struct End {};
+struct Retire {};  // no fields: the stream it arrives on is the one to end
 struct Commit {
   std::uint64_t bytes = 0;
   std::uint8_t checksum = 0;
@@ -405,7 +412,7 @@ using Message = std::variant<Hello, HelloOk, Open, OpenOk, Attach, AttachOk, Ack
                              Auth, AuthOk, Have, Sum, SumOk, SetAttributes, Stat, StatOk, Rename, RemoveTree, ListChildren,
                              AttachChallenge, AttachProof, TpcGrantRequest, TpcGrant, TpcStart, TpcProgress, TpcDone,
                              PutSmall, PutSmallOk, GetSmall, GetSmallOk, SmallChannel, SmallChannelOk, SmallData,
-                             StreamOpen, StreamOpenOk, StreamRead, StreamData, StreamWrite, StreamClose>;
+                             StreamOpen, StreamOpenOk, StreamRead, StreamData, StreamWrite, StreamClose, Retire>;
 
 // Splits a listing into LISTING frames that each fit max_control_payload; the last has more = 0.
 // An empty listing is one frame with no entries.

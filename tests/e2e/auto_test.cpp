@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "fault_proxy.hpp"
 #include "support/e2e.hpp"
 
 namespace pxfer::e2e {
@@ -41,6 +42,30 @@ std::size_t count_events(const std::vector<nlohmann::json>& all, const std::stri
   std::size_t n = 0;
   for (const auto& e : all) n += e.at("event") == name;
   return n;
+}
+
+// -p auto in a get sheds streams that only take from the others (issue 39.1): through a link of
+// 16 MiB/s that all connections share (the proxy's one clock), 4 streams fill it, 8 move no more,
+// so the client asks the server with RETIRE to end the 4 it added; each ends after the blocks it
+// had sent, and the file arrives whole. Before RETIRE a get held at 8.
+TEST_F(Auto, AGetShedsStreamsThatOnlyTakeFromTheOthers) {
+  make_file(root + "/shared.bin", 96 * MiB + 4321, 5);
+  pxfer::testing::FaultProxy link(server.port());
+  link.set_total_rate(16 * MiB);
+  const std::string url = "pxfer://127.0.0.1:" + std::to_string(link.port()) + "/shared.bin";
+  auto r = run_pxfer("get", "--json", "--stream-stats", "--block-size", "1M", url, local + "/shared.bin");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out << server.log();
+  EXPECT_TRUE(files_equal(root + "/shared.bin", local + "/shared.bin"));
+  std::string steps, choice, recoveries;
+  for (const auto& e : events(r.out)) {
+    if (e.at("event") == "streams") steps += e.at("message").get<std::string>() + "\n";
+    if (e.at("event") == "stream_recovery") recoveries += e.dump() + "\n";
+    if (e.at("event") == "summary") choice = e.value("streams_auto", "");
+  }
+  EXPECT_NE(steps.find("streams: 4 -> 8 streams"), std::string::npos) << steps;
+  EXPECT_NE(steps.find("streams: 8 -> 4 streams"), std::string::npos) << steps;
+  EXPECT_EQ(choice.rfind("auto 4 (", 0), 0u) << choice << "\n" << steps;
+  EXPECT_EQ(recoveries, "") << "the shed streams must end cleanly, not break";
 }
 
 TEST_F(Auto, PutOfFortyFilesDecidesAndMovesEveryFile) {

@@ -187,6 +187,19 @@ void FaultProxy::pump(std::shared_ptr<Link> link) {
                                  std::chrono::duration<double>(static_cast<double>(total) / static_cast<double>(rate)));
         std::this_thread::sleep_until(due);
       }
+      if (std::uint64_t rate = total_rate_.load()) {
+        // Every connection's bytes queue for one link, which stores no unused time: a chunk goes
+        // out when the link is free, or now if it is idle.
+        std::chrono::steady_clock::time_point done;
+        {
+          std::lock_guard lock(link_mutex_);
+          link_free_ = std::max(link_free_, std::chrono::steady_clock::now()) +
+                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           std::chrono::duration<double>(static_cast<double>(n) / static_cast<double>(rate)));
+          done = link_free_;
+        }
+        std::this_thread::sleep_until(done);
+      }
       std::optional<std::pair<Fault, std::uint64_t>> rule;
       {
         std::lock_guard lock(mutex_);
@@ -206,6 +219,8 @@ void FaultProxy::pump(std::shared_ptr<Link> link) {
   link->state = 2;
   if (!link->closed.exchange(true)) --open_;
 }
+
+void FaultProxy::set_total_rate(std::uint64_t bytes_per_second) { total_rate_ = bytes_per_second; }
 
 std::vector<FaultProxy::Carried> FaultProxy::carried() {
   std::lock_guard lock(mutex_);

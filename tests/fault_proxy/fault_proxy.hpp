@@ -10,6 +10,7 @@
 // carried on every connection in each direction, knows how many connections are open at once,
 // and can keep a copy of everything it carried (capture) for a test to search.
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -34,6 +35,9 @@ class FaultProxy {
   void set_upstream(std::uint16_t port) { upstream_.store(port); }
   // Per connection, each direction; 0 = unlimited.
   void set_rate(std::uint64_t bytes_per_second) { rate_.store(bytes_per_second); }
+  // All connections together, both directions, from now on: one bottleneck they share (a link
+  // that more streams cannot widen); 0 = unlimited.
+  void set_total_rate(std::uint64_t bytes_per_second);
   // Connection number `index` (0 = the first accepted) gets `fault` once it has forwarded
   // `after_bytes` (both directions together).
   void inject(std::size_t index, Fault fault, std::uint64_t after_bytes);
@@ -76,6 +80,9 @@ class FaultProxy {
   std::uint16_t port_ = 0;
   std::atomic<std::uint16_t> upstream_;
   std::atomic<std::uint64_t> rate_{0};
+  std::atomic<std::uint64_t> total_rate_{0};
+  std::mutex link_mutex_;
+  std::chrono::steady_clock::time_point link_free_;  // when the shared link has sent what it was given
   std::atomic<bool> stopping_{false};
   std::atomic<std::size_t> accepted_{0};
   std::atomic<std::size_t> fired_{0};

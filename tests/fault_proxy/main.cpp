@@ -5,6 +5,7 @@
 //   cut-recent N | stall-recent N   the connection accepted N before the newest (0 = newest)
 //   cut-all | stall-all      every connection open now
 //   rate BYTES_PER_SECOND    per connection and direction, 0 = unlimited
+//   total-rate BYTES_PER_SECOND   all connections together (a shared link), 0 = unlimited
 //   upstream PORT            where new connections go
 //   stats                    prints "accepted A faults F"
 //   bytes                    prints "to_server S to_client C open O" (all connections so far)
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
     else if (verb == "cut-all") proxy.inject_all(Fault::cut);
     else if (verb == "stall-all") proxy.inject_all(Fault::stall);
     else if (verb == "rate") proxy.set_rate(n);
+    else if (verb == "total-rate") proxy.set_total_rate(n);
     else if (verb == "upstream") proxy.set_upstream(static_cast<std::uint16_t>(n));
     else if (verb == "stats") std::printf("accepted %zu faults %zu\n", proxy.accepted(), proxy.faults_fired());
     else if (verb == "bytes") {

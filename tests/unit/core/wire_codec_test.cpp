@@ -235,7 +235,7 @@ Message sample_of() {
   else if constexpr (std::is_same_v<M, StreamWrite>) return StreamWrite{9, 0x0a0b0c0dull, {0xff, 0x00}};
   else if constexpr (std::is_same_v<M, StreamClose>) return StreamClose{9};
   else if constexpr (std::is_same_v<M, End> || std::is_same_v<M, Done> || std::is_same_v<M, InfoRequest> ||
-                       std::is_same_v<M, SmallChannel>)
+                       std::is_same_v<M, SmallChannel> || std::is_same_v<M, Retire>)
     return M{};  // no fields
   else static_assert(always_false<M>, "give the new message a sample with every field set");
 }
