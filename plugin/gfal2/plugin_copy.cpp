@@ -94,7 +94,9 @@ ClientOptions options_of(gfal2_context_t context, gfalt_params_t params, const C
   OptionValues v;
   GError* e = nullptr;
   const guint streams = gfalt_get_nbstreams(params, &e);
-  if (streams > 0) apply_gfal_value("streams", std::to_string(streams), "gfal-copy -n " + std::to_string(streams), v);
+  // Without -n (FTS3 and gfal-copy leave it 0 unless told), pxfer's own default: -p auto, the
+  // stream controller choosing the count from what it measures (docs/streams.md).
+  apply_gfal_value("streams", streams > 0 ? std::to_string(streams) : "auto", "gfal-copy -n " + std::to_string(streams), v);
   const guint64 buffer = gfalt_get_tcp_buffer_size(params, &e);
   if (buffer > 0) apply_gfal_value("window", std::to_string(buffer), "gfal2's TCP buffer size " + std::to_string(buffer), v);
   const guint64 timeout = gfalt_get_timeout(params, &e);

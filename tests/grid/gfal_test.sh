@@ -136,6 +136,14 @@ check "... and leaves no destination" test ! -e "$work/root/n65.bin"
 run gfal-copy -D "PXFER:PERF_INTERVAL_MS=10" "file://$work/local/a.bin" "$base/pi.bin"
 check "PXFER:PERF_INTERVAL_MS=10: EINVAL (22), one line ($rc: $out)" bash -c '[ "$1" -eq 22 ] && [[ "$2" == *"PXFER:PERF_INTERVAL_MS=10: use 0.05 to 3600 seconds"* ]]' _ "$rc" "$out"
 
+# Without -n the plugin runs pxfer's default, -p auto (issue 39.1): the put asks for auto's
+# ceiling, here one stream per block of a 10-block file (pxferd's accounting line); -n 2 is 2.
+head -c 20971520 /dev/urandom > "$work/local/ten.bin"
+run gfal-copy "file://$work/local/ten.bin" "$base/auto.bin"
+check "gfal-copy without -n: -p auto, 10 slots for 10 blocks ($out)" grep -q "path=auto.bin .*streams=10 " "$work/pxferd.log"
+run gfal-copy -n 2 "file://$work/local/ten.bin" "$base/two.bin"
+check "gfal-copy -n 2: 2 streams ($out)" grep -q "path=two.bin .*streams=2 " "$work/pxferd.log"
+
 run gfal-ls -D "PXFER:TOKEN_FILE=$work/wrong.token" "$base/"
 check "a wrong token: EACCES (13), one clean message ($rc: $out)" bash -c '[ "$1" -eq 13 ] && [[ "$2" == *"authentication failed"* ]]' _ "$rc" "$out"
 # FTS3 hands a transfer its token as a BEARER credential: it wins over the (here wrong) TOKEN_FILE.
