@@ -130,4 +130,9 @@ inline std::string block_size_problem(std::uint64_t block_size) {
   return block_size < min_block_size || block_size > max_block_size ? "use 1M to 16M" : "";
 }
 
+// --retries: further attempts of a failed transfer at most. The client's one retry orchestrator
+// (pxfer/client/retrying.hpp) refuses a policy over it, whoever made the policy: 20 retries at
+// the 60 s longest pause already keep a command going for about a quarter of an hour.
+inline constexpr unsigned max_retries = 20;
+
 }  // namespace pxfer::limits
