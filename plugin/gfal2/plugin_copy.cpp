@@ -15,6 +15,7 @@
 
 #include "plugin_common.hpp"
 #include "pxfer/client/namespace.hpp"
+#include "pxfer/client/retrying.hpp"
 #include "pxfer/tpc/tpc.hpp"
 
 namespace pxfer::gfal {
@@ -288,7 +289,10 @@ TransferSummary timed_copy(ClientSession& session, gfal2_context_t context, gfal
   const guint64 seconds = timeout_of(params);
   Watchdog watchdog(session, context, seconds);
   try {
-    return put ? session.put(local, remote, options, monitor) : session.get(remote, local, options, monitor);
+    // Through the client's one retry orchestrator, with options_of's policy: no retry (retries 0),
+    // since gfal2's caller (FTS3, a script around gfal-copy) retries a failed copy itself; the reconnects
+    // of a stale kept connection or a broken data stream still happen inside the one attempt.
+    return put ? put_retrying(session, local, remote, options, monitor) : get_retrying(session, remote, local, options, monitor);
   } catch (const Error&) {
     if (watchdog.cancelled()) throw cancelled_error();
     if (!watchdog.timed_out()) throw;

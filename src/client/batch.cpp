@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "pxfer/client/interrupt_watch.hpp"
+#include "pxfer/client/retrying.hpp"
 #include "pxfer/common/interruption.hpp"
 #include "pxfer/core/rate_meter.hpp"
 #include "pxfer/core/stream_count.hpp"
@@ -123,29 +124,27 @@ class ByteCounter final : public ProgressListener {
   std::uint64_t seen_ = 0;
 };
 
-// One file under the client's RetryPolicy (pxfer/core/retry.hpp): each attempt checks --skip-existing,
-// moves the file (its session runs it once: the policy is applied here, never twice) and sets
+// One file under the client's RetryPolicy, through the one orchestrator (pxfer/client/retrying.hpp):
+// each attempt checks --skip-existing, moves the file (one attempt of the session's) and sets
 // --preserve's attributes. `failed_attempt` hears of every attempt that failed, retried or not.
 FileOutcome move_one(ClientSession& session, const BatchFile& f, const BatchOptions& options, const ClientOptions& client,
                      ByteCounter* counter, const std::function<void(const Error&)>& failed_attempt) {
   FileOutcome outcome{f, FileStatus::failed, {}, std::nullopt, 0};
   outcome.streams = client.streams;
-  ClientOptions once = client;
-  once.retry.retries = 0;
   auto attempt = [&](unsigned n) {
     outcome.attempts = n;
     if (counter) counter->new_attempt();
     try {
-      if (options.skip_existing && same_file_exists(session, f, once)) {
+      if (options.skip_existing && same_file_exists(session, f, client)) {
         outcome.status = FileStatus::skipped;
         return;
       }
       if (f.direction == Direction::put) {
-        outcome.summary = session.put(f.local, f.remote, once, counter);
-        if (options.preserve) preserve_remote_attributes(session, f, once);
+        outcome.summary = session.put(f.local, f.remote, client, counter, n);
+        if (options.preserve) preserve_remote_attributes(session, f, client);
       } else {
-        outcome.summary = session.get(f.remote, f.local, once, counter);
-        if (options.preserve) preserve_attributes(f, once);
+        outcome.summary = session.get(f.remote, f.local, client, counter, n);
+        if (options.preserve) preserve_attributes(f, client);
       }
       outcome.status = FileStatus::done;
     } catch (const Error&) {
@@ -155,9 +154,7 @@ FileOutcome move_one(ClientSession& session, const BatchFile& f, const BatchOpti
     }
   };
   try {
-    with_retries(client.retry, attempt, [&](const RetryNotice& n) {
-      if (failed_attempt) failed_attempt(n.error);
-    });
+    run_attempts(client.retry, attempt, nullptr, failed_attempt);
     outcome.error.reset();
   } catch (const Error& e) {
     outcome.status = FileStatus::failed;

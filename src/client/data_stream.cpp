@@ -120,8 +120,9 @@ net::awaitable<void> run_data_stream(std::shared_ptr<transfer::Transfer> t, std:
                                      std::shared_ptr<const ControlLink> link, ClientOptions opt,
                                      std::shared_ptr<net::Connection> reused) {
   auto ex = co_await asio::this_coro::executor;
-  const RetryPolicy& policy = stream_reconnect_policy;
-  for (unsigned failures = 0;;) {
+  // The limit and the pauses: the one RetryCount every retry loop asks (pxfer/core/retry.hpp).
+  RetryCount count(stream_reconnect_policy, RetryScope::connection);
+  for (;;) {
     std::optional<Error> failure;
     bool moved = false;
     const bool on_kept = reused != nullptr;
@@ -157,16 +158,16 @@ net::awaitable<void> run_data_stream(std::shared_ptr<transfer::Transfer> t, std:
       spdlog::debug("stream {}: the kept connection is gone ({}); connecting a new one", index, failure->what());
       continue;
     }
-    if (moved) failures = 0;   // it worked for a while
-    if (!retryable(failure->code(), RetryScope::connection) || ++failures > policy.retries) {
+    if (moved) count.reset();  // it worked for a while: the count starts again
+    const auto pause = count.after_failure(failure->code(), 0.5);  // no jitter in this policy
+    if (!pause) {
       t->give_up_stream(index, *failure);
       co_return;
     }
-    const auto pause = policy.delay_before(failures + 1, 0.5);
-    spdlog::debug("stream {}: {}; reconnecting in {} ms", index, failure->what(), pause.count());
+    spdlog::debug("stream {}: {}; reconnecting in {} ms", index, failure->what(), pause->count());
     // In slices, so an interrupted or failed transfer does not keep the client for the pause.
     asio::steady_timer timer(ex);
-    for (auto until = Clock::now() + pause; Clock::now() < until && !t->over();) {
+    for (auto until = Clock::now() + *pause; Clock::now() < until && !t->over();) {
       timer.expires_after(std::min<Clock::duration>(until - Clock::now(), std::chrono::milliseconds(100)));
       co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
     }

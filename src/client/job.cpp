@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "data_stream.hpp"
+#include "kept_link.hpp"
 #include "stream_tuner.hpp"
 #include "local_tree.hpp"
 #include "pxfer/io/socket_tuning.hpp"
@@ -159,28 +160,18 @@ awaitable<wire::Message> read_open_reply(net::Connection& control, ProgressListe
   }
 }
 
-// Sends a request (OPEN, SUM, ...) and reads the answer. A reused control connection may have been
-// closed by the server meanwhile (its idle timeout, a restart): then one fresh connection is
-// opened and the request sent again (RetryScope::connection); nothing was started on the old one.
+// Sends a request (OPEN, SUM, ...) and reads the answer; on a kept connection the server closed
+// meanwhile, once more on a fresh one (kept_link.hpp): nothing was started on the old one.
 awaitable<wire::Message> ask(std::optional<ControlLink>& link, bool reused, const wire::Message& request, const Url& remote,
                              std::chrono::milliseconds connect_timeout, ProgressListener* listener,
                              std::chrono::milliseconds deadline = {}) {
-  for (;;) {
-    std::optional<Error> stale;
-    try {
-      const std::string far_end = "pxferd at " + link->authority;  // named: g++ 12 and temporaries across co_await
-      co_await net::send_message(*link->connection, request);
-      co_return co_await read_open_reply(*link->connection, listener, deadline, far_end);
-    } catch (const Error& e) {
-      if (!reused || !retryable(e.code(), RetryScope::connection)) throw;
-      stale = e;
-    }
-    spdlog::debug("reused control connection to {} is gone ({}); opening a new one", link->authority, stale->what());
-    auto trust = link->trust;
-    link.reset();
-    link = co_await open_control(remote, connect_timeout, trust);
-    reused = false;
-  }
+  auto exchange = [&]() -> awaitable<wire::Message> {
+    const std::string far_end = "pxferd at " + link->authority;  // named: g++ 12 and temporaries across co_await
+    co_await net::send_message(*link->connection, request);
+    co_return co_await read_open_reply(*link->connection, listener, deadline, far_end);
+  };
+  auto untouched = [] { return true; };  // an answer ends the exchange: a failure means none came
+  co_return co_await once_more_if_stale(link, reused, remote, connect_timeout, exchange, untouched);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #pragma once
 // One file transfer on the client, one attempt: preflight, OPEN on the session's control
 // connection, the engine with its data streams, the summary. ClientSession (session.cpp) runs
-// jobs one at a time and retries them; nothing here retries a whole transfer.
+// jobs one at a time; only the orchestrator (retrying.cpp) retries a whole transfer.
 #include "pxfer/client/layer.hpp"
 #include <boost/asio/io_context.hpp>
 #include <optional>

@@ -1,5 +1,5 @@
 // ClientSession: the io_context, its threads, the trust and the kept control connection of a
-// client, and the one place a transfer is retried (RetryPolicy, pxfer/core/retry.hpp).
+// client. A put or get here is one attempt; the retries are retrying.cpp's.
 #include <sys/stat.h>
 
 #include <boost/asio/co_spawn.hpp>
@@ -15,6 +15,7 @@
 #include "path_names.hpp"
 #include "small_files.hpp"
 #include "pxfer/client/client.hpp"
+#include "pxfer/client/retrying.hpp"
 #include "plan/negotiate.hpp"
 
 namespace pxfer {
@@ -69,13 +70,11 @@ struct ClientSession::State {
   }
   void run_attempt(Job& job) { asio::co_spawn(strand, attempt_on_strand(job), asio::use_future).get(); }
 
-  // Runs the job under its RetryPolicy: each attempt resumes from what the receiver kept.
+  // One attempt of the job; an attempt after a failed one resumes from what the receiver kept.
   TransferSummary run(Job job) {
     transfer::check_options(job.options);
     check_congestion_control(job.options.congestion);
-    job.summary.attempts = with_retries(job.options.retry, [&](unsigned) { run_attempt(job); }, [&](const RetryNotice& n) {
-      if (n.next && job.listener) job.listener->on_retry(n.next, n.total, n.delay_seconds, n.error.what());
-    });
+    run_attempt(job);
     return job.summary;
   }
 
@@ -117,18 +116,19 @@ void ClientSession::abort() {
 }
 
 TransferSummary ClientSession::put(const std::string& local, const Url& remote, const ClientOptions& options,
-                                   ProgressListener* listener) {
+                                   ProgressListener* listener, unsigned attempt) {
   Url target = remote;
   if (target.trailing_slash) target.path += basename_of(local);
   Job job{Direction::put, local, target, options, listener, {}};
   job.summary.direction = Direction::put;
+  job.summary.attempts = attempt;
   job.summary.source = local;
   job.summary.destination = target.to_string();
   return state_->run(std::move(job));
 }
 
 TransferSummary ClientSession::get(const Url& remote, const std::string& local, const ClientOptions& options,
-                                   ProgressListener* listener) {
+                                   ProgressListener* listener, unsigned attempt) {
   if (remote.trailing_slash)
     throw Error(Errc::usage, remote.to_string() + ": names a directory; name a file, or copy the directory with get -r");
   std::string target = local;
@@ -138,6 +138,7 @@ TransferSummary ClientSession::get(const Url& remote, const std::string& local, 
   }
   Job job{Direction::get, target, remote, options, listener, {}};
   job.summary.direction = Direction::get;
+  job.summary.attempts = attempt;
   job.summary.source = remote.to_string();
   job.summary.destination = target;
   return state_->run(std::move(job));
@@ -163,12 +164,14 @@ void ClientSession::set_remote_attributes(const Url& remote, std::uint32_t mode,
 
 TransferSummary put_file(const std::string& local, const Url& remote, const ClientOptions& options,
                          ProgressListener* listener) {
-  return ClientSession(options).put(local, remote, options, listener);
+  ClientSession session(options);
+  return put_retrying(session, local, remote, options, listener);
 }
 
 TransferSummary get_file(const Url& remote, const std::string& local, const ClientOptions& options,
                          ProgressListener* listener) {
-  return ClientSession(options).get(remote, local, options, listener);
+  ClientSession session(options);
+  return get_retrying(session, remote, local, options, listener);
 }
 
 }  // namespace pxfer

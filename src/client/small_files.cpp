@@ -16,6 +16,7 @@
 
 #include "io/commit_group.hpp"
 #include "job.hpp"
+#include "kept_link.hpp"
 #include "local_tree.hpp"
 #include "net/frame_io.hpp"
 #include "net/quiet_wait.hpp"
@@ -368,22 +369,15 @@ awaitable<void> pipeline(std::optional<ControlLink>& link, const std::vector<Sma
     }
     co_return;
   }
-  for (;;) {
-    SmallRun run(*link, files, options, done, reported);
-    std::optional<Error> stale;
-    try {
-      co_await run.run();
-      co_return;
-    } catch (const Error& e) {
-      // A kept connection the server closed meanwhile (its idle timeout, a restart) fails at the
-      // first exchange, before anything was answered: once more on a new one.
-      if (!reused || run.answered() || !retryable(e.code(), RetryScope::connection)) throw;
-      stale = e;
-    }
-    link.reset();
-    link = co_await open_control(files.front().remote, options.connect_timeout, trust);
-    reused = false;
-  }
+  // A kept connection the server closed meanwhile (its idle timeout, a restart) fails at the first
+  // exchange, before anything was answered: once more on a new one (kept_link.hpp).
+  std::optional<SmallRun> run;
+  auto exchange = [&]() -> awaitable<void> {
+    run.emplace(*link, files, options, done, reported);
+    co_await run->run();
+  };
+  auto untouched = [&] { return !run->answered(); };
+  co_await once_more_if_stale(link, reused, files.front().remote, options.connect_timeout, exchange, untouched);
 }
 
 }  // namespace

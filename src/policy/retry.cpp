@@ -60,9 +60,16 @@ std::chrono::milliseconds RetryPolicy::delay_before(unsigned next, double unit) 
   return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(nominal * factor)));
 }
 
+std::optional<std::chrono::milliseconds> RetryCount::after_failure(Errc code, double unit) noexcept {
+  ++failed_;
+  if (failed_ > policy_.retries || !retryable(code, scope_)) return std::nullopt;
+  return policy_.delay_before(failed_ + 1, unit);
+}
+
 unsigned with_retries(const RetryPolicy& policy, const std::function<void(unsigned)>& attempt,
                       const std::function<void(const RetryNotice&)>& on_failure) {
   const unsigned total = policy.retries + 1;
+  RetryCount count(policy, RetryScope::transfer);
   std::optional<std::mt19937_64> random;  // seeded on the first retry: random_device is not free
   for (unsigned n = 1;; ++n) {
     std::optional<Error> failure;
@@ -74,16 +81,17 @@ unsigned with_retries(const RetryPolicy& policy, const std::function<void(unsign
     } catch (const std::exception& e) {
       failure = Error(Errc::internal, e.what());
     }
-    const bool again = n < total && retryable(failure->code(), RetryScope::transfer);
-    std::chrono::milliseconds pause{0};
-    if (again) {
+    double unit = 0.5;
+    if (policy.jitter > 0.0 && n < total) {
       if (!random) random.emplace(std::random_device{}());
-      pause = policy.delay_before(n + 1, std::uniform_real_distribution<double>(0.0, 1.0)(*random));
+      unit = std::uniform_real_distribution<double>(0.0, 1.0)(*random);
     }
-    if (on_failure) on_failure(RetryNotice{*failure, n, total, again ? n + 1 : 0, static_cast<double>(pause.count()) / 1000.0});
-    if (!again) throw *failure;
+    const auto pause = count.after_failure(failure->code(), unit);
+    if (on_failure)
+      on_failure(RetryNotice{*failure, n, total, pause ? n + 1 : 0, pause ? static_cast<double>(pause->count()) / 1000.0 : 0.0});
+    if (!pause) throw *failure;
     // In slices: Ctrl-C ends the pause (and the command) within a few tens of ms (issue 34).
-    const auto until = std::chrono::steady_clock::now() + pause;
+    const auto until = std::chrono::steady_clock::now() + *pause;
     for (auto now = std::chrono::steady_clock::now(); now < until && interruption_signal() == 0;
          now = std::chrono::steady_clock::now())
       std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(until - now, std::chrono::milliseconds(20)));

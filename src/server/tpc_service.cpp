@@ -111,7 +111,6 @@ ClientOptions copy_options(const wire::TpcStart& m) {
   o.stream_stats = (m.flags & wire::open_want_stats) != 0;  // figures for TPC_PROGRESS
   o.perf_interval = std::chrono::milliseconds(std::clamp<std::uint32_t>(m.interval_ms, 100, 60'000));
   if (m.stall_timeout_ms != 0) o.stall_timeout = std::chrono::milliseconds(m.stall_timeout_ms);
-  o.retry.retries = 0;  // the steering client retries, with a new grant each time
   return o;
 }
 

@@ -9,6 +9,8 @@ namespace {
 class SessionCopy : public PeerCopy {
  public:
   explicit SessionCopy(const PeerCopyRequest& request) : request_(request), session_(request.options, request.security) {}
+  // One attempt (ClientSession::put/get never retry): the steering client retries, with a new
+  // grant each time (tpc/steer.cpp).
   TransferSummary run(ProgressListener& listener) override {
     return request_.push ? session_.put(request_.local, request_.target, request_.options, &listener)
                          : session_.get(request_.target, request_.local, request_.options, &listener);

@@ -14,6 +14,7 @@
 #include "net/frame_io.hpp"
 #include "net/race.hpp"
 #include "pxfer/client/interrupt_watch.hpp"
+#include "pxfer/client/retrying.hpp"
 #include "pxfer/common/interruption.hpp"
 #include "client/path_names.hpp"
 #include "pxfer/common/log_safe.hpp"
@@ -224,12 +225,11 @@ TransferSummary copy_between_servers(const Url& source, const Url& dest, const C
   summary.source = source.to_string();
   summary.destination = plan.dest.to_string();
   summary.checksum = options.checksum;
-  summary.attempts = with_retries(options.retry, [&](unsigned number) {
+  // Each attempt asks for a new grant (a used one cannot log in again), under the one orchestrator.
+  summary.attempts = run_attempts(options.retry, [&](unsigned number) {
     summary.attempts = number;  // the summary line is printed inside the attempt that succeeds
     run_io(1, [&](boost::asio::io_context&) { return attempt(plan, summary); });
-  }, [&](const RetryNotice& n) {
-    if (n.next && listener) listener->on_retry(n.next, n.total, n.delay_seconds, n.error.what());
-  });
+  }, listener);
   return summary;
 }
 

@@ -67,10 +67,12 @@ class ClientSession {
   ~ClientSession();
   ClientSession(const ClientSession&) = delete;
   ClientSession& operator=(const ClientSession&) = delete;
+  // One attempt, whatever options.retry says: the retries are the orchestrator's
+  // (pxfer/client/retrying.hpp: put_retrying, get_retrying). `attempt` numbers it in the summary.
   TransferSummary put(const std::string& local, const Url& remote, const ClientOptions& options,
-                      ProgressListener* listener = nullptr);
+                      ProgressListener* listener = nullptr, unsigned attempt = 1);
   TransferSummary get(const Url& remote, const std::string& local, const ClientOptions& options,
-                      ProgressListener* listener = nullptr);
+                      ProgressListener* listener = nullptr, unsigned attempt = 1);
   // Small files, all to or from one server, pipelined on the kept control connection: each moves
   // whole in one frame (PUT_SMALL / GET_SMALL, docs/protocol.md "Small files"), many in flight, no
   // data streams and no round trip of its own. One attempt each (the caller retries, with put/get);
@@ -97,7 +99,8 @@ class ClientSession {
   std::unique_ptr<State> state_;
 };
 
-// Moves one file in a session of its own; throws pxfer::Error with a one-line message on failure.
+// Moves one file in a session of its own under options.retry (pxfer/client/retrying.hpp); throws
+// pxfer::Error with a one-line message on failure.
 TransferSummary put_file(const std::string& local, const Url& remote, const ClientOptions& options,
                          ProgressListener* listener = nullptr);
 TransferSummary get_file(const Url& remote, const std::string& local, const ClientOptions& options,

@@ -118,7 +118,9 @@ inline constexpr std::uint32_t stream_handles_per_session = 16;
 // past it the kernel's int arithmetic misbehaves); how long a silent data stream is kept (below
 // 500 ms a busy receiver's fsync looks like a stall); the time between rate lines; the age at
 // which a get removes leftovers of interrupted gets; the wait for a server to answer; a TCP
-// congestion control's name (TCP_CA_NAME_MAX is 16 with its NUL).
+// congestion control's name (TCP_CA_NAME_MAX is 16 with its NUL). The client's one retry
+// orchestrator (pxfer/client/retrying.hpp) also refuses a policy over max_retries, whoever made
+// it: 20 retries at the 60 s longest pause already keep a command going a quarter of an hour.
 inline constexpr std::uint64_t max_retries = 20;
 inline constexpr std::uint64_t max_window = 1ull << 30;
 inline constexpr std::chrono::milliseconds min_stall_timeout{500};

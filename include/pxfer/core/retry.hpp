@@ -6,6 +6,7 @@
 #include "pxfer/core/layer.hpp"
 #include <chrono>
 #include <functional>
+#include <optional>
 
 #include "pxfer/common/error.hpp"
 
@@ -43,6 +44,25 @@ struct RetryPolicy {
 // carry its blocks meanwhile, so there is nothing to spread out: no jitter.
 inline constexpr RetryPolicy stream_reconnect_policy{5, std::chrono::milliseconds(250), std::chrono::seconds(8), 0.0};
 
+// The count and the pauses of one retry loop, apart from the loop: the blocking loop of
+// with_retries and a data stream's coroutine loop (client/data_stream.cpp) both ask it, so the
+// limit and the pauses are decided in one place for every loop.
+class RetryCount {
+ public:
+  RetryCount(const RetryPolicy& policy, RetryScope scope) noexcept : policy_(policy), scope_(scope) {}
+  // Counts a failure of class `code`; the pause before the next attempt (`unit` as delay_before's),
+  // or nothing when none follows: the class is not retryable at this scope or the retries are spent.
+  std::optional<std::chrono::milliseconds> after_failure(Errc code, double unit) noexcept;
+  // An attempt got somewhere (a replaced data stream moved data): the count starts again.
+  void reset() noexcept { failed_ = 0; }
+  unsigned failed() const noexcept { return failed_; }  // failures in a row since the last reset
+
+ private:
+  RetryPolicy policy_;
+  RetryScope scope_;
+  unsigned failed_ = 0;
+};
+
 // Told of each failed attempt; `next` is 0 when no attempt follows.
 struct RetryNotice {
   const Error& error;
@@ -54,7 +74,9 @@ struct RetryNotice {
 
 // Runs attempt(1), attempt(2), ... until one returns, one fails with a class that is not
 // retryable(transfer), or the retries are spent; then that Error propagates. Returns the number
-// of the attempt that succeeded. Any other exception is an internal error.
+// of the attempt that succeeded. Any other exception is an internal error. A pause ends early on
+// Ctrl-C or SIGTERM (interrupted). Called from one place only, the client's orchestrator
+// (pxfer/client/retrying.hpp), which every verb goes through.
 unsigned with_retries(const RetryPolicy& policy, const std::function<void(unsigned attempt)>& attempt,
                       const std::function<void(const RetryNotice&)>& on_failure = {});
 

@@ -111,5 +111,27 @@ TEST(WithRetries, OtherExceptionsBecomeInternalErrors) {
   }
 }
 
+// The data streams' count: five replacements in a row at 250 ms, 500 ms, ... no jitter; a
+// replacement that moved data starts the count again; only a network failure is reconnected.
+TEST(RetryCount, StreamReconnectsCountInARowAndStartAgainAfterProgress) {
+  RetryCount count(stream_reconnect_policy, RetryScope::connection);
+  std::vector<long> pauses;
+  while (auto pause = count.after_failure(Errc::network, 0.9)) pauses.push_back(pause->count());
+  EXPECT_EQ(pauses, (std::vector<long>{250, 500, 1000, 2000, 4000}));
+  EXPECT_EQ(count.failed(), 6u);
+  count.reset();
+  ASSERT_TRUE(count.after_failure(Errc::network, 0.0).has_value());
+  EXPECT_EQ(count.after_failure(Errc::network, 0.0)->count(), 500);
+  EXPECT_FALSE(count.after_failure(Errc::protocol, 0.5).has_value()) << "not at connection scope";
+}
+
+TEST(RetryCount, TransferScopeFollowsTheTable) {
+  RetryCount count(RetryPolicy{3, std::chrono::milliseconds(1000), std::chrono::milliseconds(60000), 0.5},
+                   RetryScope::transfer);
+  EXPECT_EQ(count.after_failure(Errc::integrity, 0.5)->count(), 1000);
+  EXPECT_EQ(count.after_failure(Errc::protocol, 0.0)->count(), 1000);  // 2000 at half: jitter
+  EXPECT_FALSE(count.after_failure(Errc::local_io, 0.5).has_value());
+}
+
 }  // namespace
 }  // namespace pxfer
