@@ -48,6 +48,7 @@ auto fields_of(const AttachChallenge& m) { return std::tie(m.nonce); }
 auto fields_of(const AttachProof& m) { return std::tie(m.mac); }
 auto fields_of(const Ack& m) { return std::tie(m.offset, m.length); }
 auto fields_of(const End&) { return std::tuple<>(); }
+auto fields_of(const Retire&) { return std::tuple<>(); }
 auto fields_of(const Commit& m) { return std::tie(m.bytes, m.checksum, m.value); }
 auto fields_of(const Result& m) { return std::tie(m.code, m.value, m.message); }
 auto fields_of(const ErrorMsg& m) { return std::tie(m.code, m.message); }
