@@ -113,14 +113,19 @@ StreamStep StreamController::finish_phase(double rate, double at_s) {
     const double change = best_rate_ > 0 ? rate / best_rate_ - 1 : (rate > 0 ? 1.0 : 0.0);
     char up[48];
     std::snprintf(up, sizeof up, "%+.1f %%", change * 100);
-    if (change >= settings_.gain) {
+    const double added = static_cast<double>(n) / *best_count_ - 1;
+    const double needed = std::max(settings_.gain, settings_.fair_share * added);
+    if (change >= needed) {
       best_count_ = n;
       best_rate_ = rate;
       grow(change >= 0.5 ? n : n / 2, "aggregate " + rate_change(step.best_Bps, rate) + " (" + up + ")");
-    } else if (change < settings_.steal && settings_.can_shed) {
+    } else if (settings_.can_shed) {
       step.move = StreamMove::shed;
       step.to = *best_count_;
-      step.reason = "the added streams only took from the others: " + rate_change(step.best_Bps, rate) + " (" + up + ")";
+      char more[48];
+      std::snprintf(more, sizeof more, " for %+.0f %% streams", added * 100);
+      step.reason = "the added streams gave less than a path with room gives (it is full, or they took from flows "
+                    "sharing it): " + rate_change(step.best_Bps, rate) + " (" + up + more + ")";
       why_ = "aggregate stopped growing at " + std::to_string(*best_count_) + ": " + rate_change(step.best_Bps, rate) +
              " with " + std::to_string(n);
     } else {
