@@ -56,7 +56,7 @@ for i in 1 2; do head -c "$(numfmt --from=iec "${SIZE%B}")" /dev/urandom >"$LAB_
 lab_link_up --delay "$(awk -v r="$RTT" 'BEGIN { print r / 2 }')" --loss "$LOSS%" --rate "$RATE" --seed 1 || exit 1
 lab_sysctl_both net.ipv4.tcp_congestion_control="$CC" net.ipv4.tcp_no_metrics_save=1 || exit 1
 lab_server_start || exit 1
-ip netns exec "$LAB_NAME-b" iperf3 -s -B "$LAB_B" -D -I "$LAB_WORK/iperf3.pid" || exit 1
+ip netns exec "$LAB_NAME-b" iperf3 -s -B "$LAB_B" -D -I "$LAB_WORK/iperf3.pid" 9>&- || exit 1
 sleep 0.5
 
 get() {  # get N OUT: untuned pxfer get of fN.bin, NDJSON with intervals every 0.5 s

@@ -81,12 +81,14 @@ as_user() { ip netns exec "$LAB_NAME-$1" setpriv --reuid "$user" --regid "$user"
 user_a=(ip netns exec "$LAB_NAME-a" setpriv --reuid "$user" --regid "$user" --clear-groups --)
 start_peers() {
   if [[ " $TOOLS " == *" gridftp"* ]]; then
+    # 9>&-: the lab lock's descriptor stays out of the daemons (a gridftp session child that
+    # outlived its server held the lock for the next run).
     as_user b globus-gridftp-server -control-interface "$LAB_B" -data-interface "$LAB_B" -p "$GRIDFTP_PORT" -aa \
-      -anonymous-names-allowed '*' -S -pidfile "$LAB_WORK/peer/gridftp.pid" -l "$LAB_WORK/peer/gridftp.log" || return 1
+      -anonymous-names-allowed '*' -S -pidfile "$LAB_WORK/peer/gridftp.pid" -l "$LAB_WORK/peer/gridftp.log" 9>&- || return 1
   fi
   if [[ " $TOOLS " == *" xrdcp "* ]]; then
     printf 'all.export %s\nxrd.port %s\nxrd.network nodnr\n' "$LAB_WORK/srv" "$XROOTD_PORT" >"$LAB_WORK/peer/xrootd.cfg"
-    as_user b xrootd -b -c "$LAB_WORK/peer/xrootd.cfg" -l "$LAB_WORK/peer/xrootd.log" -s "$LAB_WORK/peer/xrootd.pid" -n pxwan || return 1
+    as_user b xrootd -b -c "$LAB_WORK/peer/xrootd.cfg" -l "$LAB_WORK/peer/xrootd.log" -s "$LAB_WORK/peer/xrootd.pid" -n pxwan 9>&- || return 1
   fi
   sleep 1
 }
@@ -107,8 +109,8 @@ run_tool() {
   rm -f "$LAB_WORK/cli/"* "$LAB_WORK/srv/put/"*
   url=$(lab_url src.bin)
   case $tool in
-    pxfer-get) cmd=(ip netns exec "$LAB_NAME-a" "$LAB_PXFER" get -q "$url" "$LAB_WORK/cli/") ;;
-    pxfer-put) cmd=(ip netns exec "$LAB_NAME-a" "$LAB_PXFER" put -q "$LAB_WORK/srv/src.bin" "$(lab_url put/)") ;;
+    pxfer-get) cmd=(ip netns exec "$LAB_NAME-a" "$LAB_PXFER" get --stream-stats "$url" "$LAB_WORK/cli/") ;;
+    pxfer-put) cmd=(ip netns exec "$LAB_NAME-a" "$LAB_PXFER" put --stream-stats "$LAB_WORK/srv/src.bin" "$(lab_url put/)") ;;
     p[0-9]*) cmd=(ip netns exec "$LAB_NAME-a" "$LAB_PXFER" get -q -p "${tool#p}" "$url" "$LAB_WORK/cli/") ;;
     gridftp) cmd=("${user_a[@]}" globus-url-copy -fast "ftp://$LAB_B:$GRIDFTP_PORT$LAB_WORK/srv/src.bin" "file://$LAB_WORK/cli/src.bin") ;;
     gridftp-bdp) cmd=("${user_a[@]}" globus-url-copy -fast -p 8 -tcp-bs "$(bdp_bytes "$rtt")"
@@ -120,6 +122,8 @@ run_tool() {
   timeout -k 5 "$LIMIT" "${cmd[@]}" >"$LAB_WORK/run.out" 2>&1 || rc=$?
   if [[ $rc -eq 124 ]]; then echo cut; return; fi
   if [[ $rc -ne 0 ]]; then lab_log "$tool failed ($rc): $(tail -2 "$LAB_WORK/run.out" | tr '\n' ' ')"; echo failed; return; fi
+  # What -p auto chose and why, and each step it took (--stream-stats), for the log.
+  grep -E '^streams: ([0-9]+ ->|auto )' "$LAB_WORK/run.out" | sed "s/^/    $tool /" >&2
   awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }'
 }
 

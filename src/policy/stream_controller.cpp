@@ -45,11 +45,23 @@ StreamController::StreamController(const StreamControllerSettings& settings, Clo
 }
 
 Clock::duration StreamController::warmup() const { return std::max<Clock::duration>(settings_.min_warmup, millis(4 * rtt_ms_)); }
+// Past slow start: the minimum warm-up, then a retransmit per stream since the phase began (each
+// stream lost a packet once, so its window came down to what the path's loss allows), or the
+// longest warm-up on a path that loses nothing.
+bool StreamController::warmed_up(const PathSample& s) {
+  if (!phase_retransmits_) phase_retransmits_ = s.retransmits;
+  const auto in_phase = s.at - phase_start_;
+  if (in_phase < warmup()) return false;
+  return s.retransmits >= *phase_retransmits_ + target_ ||
+         in_phase >= std::max<Clock::duration>(settings_.max_warmup, millis(20 * rtt_ms_));
+}
+
 Clock::duration StreamController::phase() const { return std::max<Clock::duration>(settings_.min_phase, millis(8 * rtt_ms_)); }
 
 void StreamController::start_phase(std::uint16_t count, Clock::time_point at) {
   target_ = count;
   phase_start_ = at;
+  phase_retransmits_.reset();
   measure_start_.reset();
 }
 
@@ -71,11 +83,12 @@ std::optional<StreamStep> StreamController::observe(const PathSample& s) {
   // A phase counts from the moment all its streams move: connecting takes round trips of its own.
   if (s.streams < target_) {
     phase_start_ = s.at;
+    phase_retransmits_.reset();
     measure_start_.reset();
     return std::nullopt;
   }
   if (!measure_start_) {
-    if (s.at - phase_start_ < warmup()) return std::nullopt;
+    if (!warmed_up(s)) return std::nullopt;
     measure_start_ = s.at;
     measure_bytes_ = s.bytes;
     return std::nullopt;
