@@ -438,8 +438,8 @@ exp_e() {
     echo "skipped: needs multi-file support (issue 4)"
     return 0
   fi
-  local delay=25 loss=0.01 rate_mbit=1000 files=1,3,5,10 streams=1,3,5,10 size=128M limit=480
-  if [[ $quick == 1 ]]; then files=1,5; streams=1,5; size=64M; limit=180; fi
+  local delay=25 loss=0.01 rate_mbit=1000 files=1,3,5,10 streams=1,3,5,10,auto size=128M limit=600
+  if [[ $quick == 1 ]]; then files=1,5; streams=1,5,auto; size=64M; limit=240; fi
   echo "link: as (a): ${delay} ms each way (RTT $((2 * delay)) ms), ${loss} % loss each way, ${rate_mbit} Mbit/s, MTU 1500; seed $seed; tcp_rmem/tcp_wmem max 32 MiB"
   echo "pxfer sweep --files $files --streams $streams --size $size --direction get --congestion cubic (random data; a cell's"
   echo "files start together and the rate is files x size / time of the slowest; stopped after ${limit} s)"
@@ -468,10 +468,10 @@ for line in open(sys.argv[1]):
             c = json.loads(line)
         except ValueError:
             continue
-        if c.get("event") == "sweep_cell":
-            cells[(c["files"], c["streams"])] = c
+        if c.get("event") == "sweep_cell":  # -p auto is streams 0 with streams_auto
+            cells[(c["files"], "auto" if c.get("streams_auto") else str(c["streams"]))] = c
 files = [int(x) for x in sys.argv[2].split(",")]
-streams = [int(x) for x in sys.argv[3].split(",")]
+streams = sys.argv[3].split(",")
 print("| files \\ streams | " + " | ".join(str(s) for s in streams) + " |")
 print("| --- |" + " --- |" * len(streams))
 for f in files:

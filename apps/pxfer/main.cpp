@@ -106,7 +106,12 @@ int run_sweep_command(const SweepArgs& a, const SecurityArgs& security) {
     auto url = parse_url(a.url, &why);
     if (!url) throw Error(Errc::usage, a.url + ": " + why);
     SweepOptions o;
-    o.streams = count_list("--streams", a.streams, limits::max_streams);
+    o.streams.clear();  // each item through the streams row: 1-64 or auto (0 in SweepOptions)
+    for (const auto& item : split_list(a.streams)) {
+      const ClientOptions one = sweep_item("streams", item);
+      o.streams.push_back(one.auto_streams ? 0u : one.streams);
+    }
+    if (o.streams.empty()) throw Error(Errc::usage, "--streams: give at least one value");
     o.files = count_list("--files", a.files, 64);
     o.size = cli::size_option("--size", a.size);
     if (o.size == 0) throw Error(Errc::usage, "--size must be positive");
@@ -351,7 +356,7 @@ int main(int argc, char** argv) {
   SweepArgs sweep_args;
   auto* sweep = app.add_subcommand("sweep", "run the files x streams matrix against a server and print rate and failures per cell");
   sweep->add_option("URL", sweep_args.url, "pxfer://HOST[:PORT]/DIR/ where the server may hold temporary files")->required();
-  sweep->add_option("--streams", sweep_args.streams, "streams per file, comma-separated")->capture_default_str();
+  sweep->add_option("--streams", sweep_args.streams, "streams per file, comma-separated (1-64 or auto)")->capture_default_str();
   sweep->add_option("--files", sweep_args.files, "files at once, comma-separated")->capture_default_str();
   sweep->add_option("--size", sweep_args.size, "size of each file")->capture_default_str();
   sweep->add_option("--direction", sweep_args.direction, "get, put or get,put")->capture_default_str();

@@ -54,7 +54,8 @@ void write_random_file(const fs::path& path, std::uint64_t size, std::uint64_t s
 // Runs `files` transfers at once and returns (seconds, failures).
 std::pair<double, unsigned> run_cell(const SweepCell& cell, const std::vector<fs::path>& local,
                                      const std::vector<Url>& remote, ClientOptions options) {
-  options.streams = static_cast<std::uint16_t>(cell.streams);
+  options.auto_streams = cell.streams == 0;  // -p auto: a column beside the fixed counts
+  if (cell.streams != 0) options.streams = static_cast<std::uint16_t>(cell.streams);
   options.window = cell.window;
   options.congestion = cell.congestion;
   options.compression = cell.compression;

@@ -13,6 +13,9 @@ namespace {
 
 using Setting = std::tuple<int, std::uint32_t, std::string, std::string>;  // direction, window, congestion, compression
 
+// A column's name: its stream count, or "auto" for -p auto (0 in SweepCell).
+std::string streams_label(unsigned streams) { return streams == 0 ? "auto" : std::to_string(streams); }
+
 Setting setting_of(const SweepCell& c) { return {static_cast<int>(c.direction), c.window, c.congestion, describe(c.compression)}; }
 
 std::string describe_setting(const SweepCell& c) {
@@ -48,7 +51,7 @@ std::string format_sweep_tables(const std::vector<SweepCell>& cells) {
     std::snprintf(buf, sizeof buf, "%-12s", "files\\streams");
     out += buf;
     for (unsigned s : streams) {
-      std::snprintf(buf, sizeof buf, " %16u", s);
+      std::snprintf(buf, sizeof buf, " %16s", streams_label(s).c_str());
       out += buf;
     }
     out += "\n";
@@ -77,8 +80,9 @@ std::string format_sweep_csv(const std::vector<SweepCell>& cells) {
   std::string out = "direction,window,congestion,compress,files,streams,runs,failures,median_mbit,rates_mbit\n";
   for (const auto& c : cells) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "%s,%u,%s,%s,%u,%u,%u,%u,%.2f,", c.direction == Direction::put ? "put" : "get", c.window,
-                  c.congestion.c_str(), describe(c.compression).c_str(), c.files, c.streams, c.runs, c.failures, c.median_mbit());
+    std::snprintf(buf, sizeof buf, "%s,%u,%s,%s,%u,%s,%u,%u,%.2f,", c.direction == Direction::put ? "put" : "get", c.window,
+                  c.congestion.c_str(), describe(c.compression).c_str(), c.files, streams_label(c.streams).c_str(), c.runs,
+                  c.failures, c.median_mbit());
     out += buf;
     for (std::size_t i = 0; i < c.rates_mbit.size(); ++i) {
       std::snprintf(buf, sizeof buf, "%s%.2f", i ? ";" : "", c.rates_mbit[i]);
@@ -98,7 +102,8 @@ std::string format_sweep_json(const std::vector<SweepCell>& cells) {
                         {"congestion", c.congestion},
                         {"compress", describe(c.compression)},
                         {"files", c.files},
-                        {"streams", c.streams},
+                        {"streams", c.streams},  // 0 with streams_auto
+                        {"streams_auto", c.streams == 0},
                         {"runs", c.runs},
                         {"failures", c.failures},
                         {"median_mbit", c.median_mbit()},

@@ -153,9 +153,12 @@ TEST_F(LabFeatures, SweepPrintsTheMatrixAndCleansUp) {
   EXPECT_NE(r.out.find("# put, window auto"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("files\\streams"), std::string::npos);
   EXPECT_EQ(list_dir(root), std::vector<std::string>{}) << "sweep files left on the server";
-  auto csv = run_pxfer("sweep", server.url(""), "--streams", "1", "--files", "1", "--size", "1M", "--csv");
+  auto csv = run_pxfer("sweep", server.url(""), "--streams", "1,auto", "--files", "1", "--size", "1M", "--csv");
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   EXPECT_EQ(csv.out.rfind("direction,window,congestion,compress,files,streams", 0), 0u) << csv.out;
+  EXPECT_NE(csv.out.find("get,0,,none,1,auto,1,0,"), std::string::npos) << "-p auto is a column of its own\n" << csv.out;
+  auto bad = run_pxfer("sweep", server.url(""), "--streams", "1,65", "--files", "1", "--size", "1M");
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
 }
 
 }  // namespace

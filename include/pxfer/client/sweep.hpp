@@ -14,7 +14,7 @@
 namespace pxfer {
 
 struct SweepOptions {
-  std::vector<unsigned> streams{1, 3, 5, 10};
+  std::vector<unsigned> streams{1, 3, 5, 10};  // 0 = -p auto (the stream controller decides)
   std::vector<unsigned> files{1, 3, 5, 10};
   std::uint64_t size = 256ull << 20;  // of each file
   std::vector<Direction> directions{Direction::get};

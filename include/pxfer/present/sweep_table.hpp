@@ -17,7 +17,7 @@ struct SweepCell {
   std::string congestion;
   CompressionSetting compression;
   unsigned files = 0;
-  unsigned streams = 0;
+  unsigned streams = 0;  // 0 = -p auto
   std::vector<double> rates_mbit;  // one per successful repeat: all bytes / wall time
   unsigned runs = 0;
   unsigned failures = 0;           // transfers that failed, over all repeats
