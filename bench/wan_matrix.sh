@@ -18,6 +18,8 @@
 #   --limit 300                seconds before a run is cut (recorded as "cut")
 #   --out FILE                 markdown results (default bench/results/wan-matrix-run.md)
 #   --bin DIR                  pxfer, pxferd and pxfer-wanem from DIR (default build/bin)
+#   --keep DIR                 keep each pxfer run's output there (rate lines each second, auto's
+#                              steps): how the rate moved over the file, not only its mean
 # The full matrix (4 x 4 x 2 cells x 12 tools x 1 GiB) takes hours; choose cells and tools.
 # Example (the subset in bench/results/wan-matrix.md):
 #   bench/wan_matrix.sh --rtt 50 --loss 0.01 --cc reno --size 256M --rounds 2 \
@@ -30,11 +32,11 @@ usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' 
 RTTS="2 20 50 150" LOSSES="0 0.001 0.01 0.1" CCS="reno bbr" RATE=1gbit SIZE=1G ROUNDS=1 LIMIT=300
 TOOLS="pxfer-get pxfer-put p1 p2 p4 p8 p16 p32 p64 gridftp gridftp-bdp xrdcp"
 OUT=$here/bench/results/wan-matrix-run.md
-BIN=$here/build/bin
+BIN=$here/build/bin KEEP=
 while [[ $# -gt 0 ]]; do
   case $1 in
     --rtt) RTTS=$2 ;; --loss) LOSSES=$2 ;; --cc) CCS=$2 ;; --rate) RATE=$2 ;; --size) SIZE=$2 ;;
-    --rounds) ROUNDS=$2 ;; --tools) TOOLS=$2 ;; --limit) LIMIT=$2 ;; --out) OUT=$2 ;; --bin) BIN=$2 ;;
+    --rounds) ROUNDS=$2 ;; --tools) TOOLS=$2 ;; --limit) LIMIT=$2 ;; --out) OUT=$2 ;; --bin) BIN=$2 ;; --keep) KEEP=$2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "bench/wan_matrix.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -105,13 +107,14 @@ bdp_bytes() { awk -v r="$(numfmt --from=si "$(tr a-z A-Z <<<"${RATE%bit}")")" -v
 
 # run_tool TOOL RTT: one transfer; prints "seconds" or "cut"/"failed".
 run_tool() {
-  local tool=$1 rtt=$2 url start rc=0 cmd
+  local tool=$1 rtt=$2 url start rc=0 cmd quiet=-q
+  [[ -n $KEEP ]] && quiet=--stream-stats
   rm -f "$LAB_WORK/cli/"* "$LAB_WORK/srv/put/"*
   url=$(lab_url src.bin)
   case $tool in
     pxfer-get) cmd=(ip netns exec "$LAB_NAME-a" "$LAB_PXFER" get --stream-stats "$url" "$LAB_WORK/cli/") ;;
     pxfer-put) cmd=(ip netns exec "$LAB_NAME-a" "$LAB_PXFER" put --stream-stats "$LAB_WORK/srv/src.bin" "$(lab_url put/)") ;;
-    p[0-9]*) cmd=(ip netns exec "$LAB_NAME-a" "$LAB_PXFER" get -q -p "${tool#p}" "$url" "$LAB_WORK/cli/") ;;
+    p[0-9]*) cmd=(ip netns exec "$LAB_NAME-a" "$LAB_PXFER" get "$quiet" -p "${tool#p}" "$url" "$LAB_WORK/cli/") ;;
     gridftp) cmd=("${user_a[@]}" globus-url-copy -fast "ftp://$LAB_B:$GRIDFTP_PORT$LAB_WORK/srv/src.bin" "file://$LAB_WORK/cli/src.bin") ;;
     gridftp-bdp) cmd=("${user_a[@]}" globus-url-copy -fast -p 8 -tcp-bs "$(bdp_bytes "$rtt")"
                       "ftp://$LAB_B:$GRIDFTP_PORT$LAB_WORK/srv/src.bin" "file://$LAB_WORK/cli/src.bin") ;;
@@ -120,6 +123,7 @@ run_tool() {
   esac
   start=$(date +%s.%N)
   timeout -k 5 "$LIMIT" "${cmd[@]}" >"$LAB_WORK/run.out" 2>&1 || rc=$?
+  [[ -n $KEEP ]] && mkdir -p "$KEEP" && cp "$LAB_WORK/run.out" "$KEEP/rtt$rtt-$tool-$(date +%H%M%S).out"
   if [[ $rc -eq 124 ]]; then echo cut; return; fi
   if [[ $rc -ne 0 ]]; then lab_log "$tool failed ($rc): $(tail -2 "$LAB_WORK/run.out" | tr '\n' ' ')"; echo failed; return; fi
   # What -p auto chose and why, and each step it took (--stream-stats), for the log.

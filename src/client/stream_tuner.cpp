@@ -25,6 +25,7 @@ PathSample path_sample(Clock::time_point now, std::uint64_t bytes, unsigned stre
       s.cwnd_bytes += std::uint64_t{f.cwnd} * f.mss;
     }
     s.retransmits += f.retransmits;
+    if (f.unsent > 0) ++s.queued_streams;
   }
   if (!rtts.empty()) {
     std::nth_element(rtts.begin(), rtts.begin() + static_cast<std::ptrdiff_t>(rtts.size() / 2), rtts.end());
@@ -38,11 +39,22 @@ net::awaitable<void> tune_streams(StreamTuning tuning) {
   asio::steady_timer timer(co_await asio::this_coro::executor);
   transfer::Transfer& t = *tuning.transfer;
   StreamController& controller = *tuning.controller;
-  std::uint16_t spawned = controller.target();
+  // Streams run on indexes [0, running); [running, spawned) were shed (retired) and come back,
+  // when the controller grows again, once their old connections let go of the slots.
+  std::uint16_t running = controller.target(), spawned = running, wanted = running;
+  auto bring_up = [&] {
+    if (wanted <= running || (running < spawned && !t.slots_free(running, std::min(spawned, wanted)))) return;
+    t.keep_all_streams();
+    for (std::uint16_t i = running; i < wanted; ++i) tuning.spawn(i);
+    running = wanted;
+    spawned = std::max(spawned, wanted);
+  };
   for (;;) {
     timer.expires_after(std::chrono::milliseconds(200));
     if (co_await net::wait_unless_cancelled(timer)) co_return;
-    if (t.over() || controller.settled()) continue;  // ends only when cancelled (net::first_of)
+    if (t.over()) continue;  // ends only when cancelled (net::first_of)
+    bring_up();
+    // Settled, it still looks: room that opens (grow_into_room) brings streams back.
     PathSample sample = path_sample(Clock::now(), t.bytes_moved(), t.attached_streams(), tuning.figures());
     // Two blocks a stream still to move, or fewer: the last blocks are out and streams idle.
     const std::uint64_t left = t.file_size() - std::min(t.file_size(), sample.bytes);
@@ -51,12 +63,12 @@ net::awaitable<void> tune_streams(StreamTuning tuning) {
     if (!step) continue;
     spdlog::debug("{}", format_step(*step));
     if (tuning.listener) tuning.listener->on_streams_changed(format_step(*step));
-    if (step->to > spawned) {
-      for (std::uint16_t i = spawned; i < step->to; ++i) tuning.spawn(i);
-      spawned = step->to;
-    } else if (step->to < step->from) {
-      t.retire_streams_from(step->to);
+    wanted = step->to;
+    if (wanted < running) {
+      t.retire_streams_from(wanted);
+      running = wanted;
     }
+    bring_up();
   }
 }
 

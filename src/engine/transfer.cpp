@@ -206,6 +206,13 @@ unsigned Transfer::attached_streams() const {
   return static_cast<unsigned>(std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.connection != nullptr; }));
 }
 
+bool Transfer::slots_free(std::uint16_t first, std::uint16_t end) const {
+  std::lock_guard lock(mutex_);
+  for (std::size_t i = first; i < std::min<std::size_t>(end, slots_.size()); ++i)
+    if (slots_[i].connection) return false;
+  return true;
+}
+
 bool Transfer::over() const {
   std::lock_guard lock(mutex_);
   return error_.has_value() || done_signalled_;

@@ -120,8 +120,13 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
     retire_from_.store(std::max<std::uint16_t>(1, first));
     wake_idle_streams();
   }
+  // -p auto grew again after shedding: no stream retires any more (the shed ones come back under
+  // their old indexes once slots_free says their connections let go).
+  void keep_all_streams() { retire_from_.store(0xffff); }
   // Data connections moving blocks now.
   unsigned attached_streams() const;
+  // No connection holds a slot in [first, end).
+  bool slots_free(std::uint16_t first, std::uint16_t end) const;
   // A stream the client stopped reconnecting; when it was the last one, the transfer fails.
   void give_up_stream(std::uint16_t index, const Error& why);
 

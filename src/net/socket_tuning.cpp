@@ -12,6 +12,7 @@
 #include "pxfer/common/error.hpp"
 #include "pxfer/io/socket_tuning.hpp"
 #include "pxfer/common/units.hpp"
+#include "pxfer/core/limits.hpp"
 
 namespace pxfer {
 namespace {
@@ -45,6 +46,14 @@ BufferGrant tune_socket(int fd, const SocketTuning& tuning) {
     std::string why = err == ENOENT ? "unknown" : err == EPERM ? "not allowed for unprivileged users" : errno_text(err);
     throw Error(Errc::usage, "congestion control '" + tuning.congestion + "': " + why + "; available: " +
                                  available_congestion_controls() + " (net.ipv4.tcp_available_congestion_control)");
+  }
+  // A sender's socket holds at most this much not yet sent: the rest of a block waits in the
+  // stream, and the next block goes to whichever stream can send it. Without it autotuning let
+  // each stream queue up to tcp_wmem's 4 MiB, so the last blocks of a file sat behind slow streams
+  // (1 GiB, 32 streams, 50 ms, 0.01 %: 3 MiB unsent on streams moving 1.4 MB/s, a 2-3 s tail).
+  {
+    int v = static_cast<int>(limits::data_notsent_lowat);
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &v, sizeof v);
   }
   if (tuning.window_clamp > 0) {
     int v = static_cast<int>(tuning.window_clamp);

@@ -48,12 +48,18 @@ Clock::duration StreamController::warmup() const { return std::max<Clock::durati
 // Past slow start: the minimum warm-up, then a retransmit per stream since the phase began (each
 // stream lost a packet once, so its window came down to what the path's loss allows), or the
 // longest warm-up on a path that loses nothing.
+// The overshoot also fills the bottleneck's queue (50 ms path: RTT 108 ms), which drains as the
+// streams come down: until it did, a phase would measure the overshoot.
 bool StreamController::warmed_up(const PathSample& s) {
   if (!phase_retransmits_) phase_retransmits_ = s.retransmits;
   const auto in_phase = s.at - phase_start_;
   if (in_phase < warmup()) return false;
-  return s.retransmits >= *phase_retransmits_ + target_ ||
+  return (s.retransmits >= *phase_retransmits_ + target_ && no_queue(s)) ||
          in_phase >= std::max<Clock::duration>(settings_.max_warmup, millis(20 * rtt_ms_));
+}
+
+bool StreamController::no_queue(const PathSample& s) const {
+  return s.rtt_ms <= 0 || s.rtt_ms <= base_rtt_ms_ * settings_.queue_rtt + 1;
 }
 
 Clock::duration StreamController::phase() const { return std::max<Clock::duration>(settings_.min_phase, millis(8 * rtt_ms_)); }
@@ -63,6 +69,74 @@ void StreamController::start_phase(std::uint16_t count, Clock::time_point at) {
   phase_start_ = at;
   phase_retransmits_.reset();
   measure_start_.reset();
+  measure_mid_.reset();
+  restarts_ = 0;
+}
+
+// The peak over twice the window of the recent rate: a sender counts acknowledged blocks, whose
+// bursts made a 1 Gbit/s path look like 1.2 over 500 ms.
+Clock::duration StreamController::peak_window() const { return 2 * warmup(); }
+
+// The aggregate over the last max(500 ms, 4 RTT), once the samples span it; keeps the peak.
+std::optional<double> StreamController::recent_rate(const PathSample& s) {
+  recent_.emplace_back(s.at, s.bytes);
+  while (recent_.size() > 2 && s.at - recent_[1].first >= peak_window()) recent_.pop_front();
+  auto rate_since = [&](Clock::duration window) -> std::optional<double> {
+    auto from = std::find_if(recent_.rbegin(), recent_.rend(), [&](const auto& r) { return s.at - r.first >= window; });
+    if (from == recent_.rend() || s.bytes < from->second) return std::nullopt;
+    return static_cast<double>(s.bytes - from->second) / std::chrono::duration<double>(s.at - from->first).count();
+  };
+  if (auto longer = rate_since(peak_window())) peak_Bps_ = std::max(peak_Bps_, *longer);
+  return rate_since(warmup());
+}
+
+// Room the streams cannot take (the header says when): twice as many, now. From then on only room
+// grows them: a phase measured while streams fall from an overshoot would shed them again.
+std::optional<StreamStep> StreamController::grow_into_room(const PathSample& s, std::optional<double> rate) {
+  if (!rate || ended_ || target_ >= settings_.ceiling || !warmed_up(s)) return std::nullopt;
+  const bool room = *rate < settings_.room_share * peak_Bps_;
+  const bool network_bound = s.streams > 0 && 2 * s.queued_streams >= s.streams;
+  if (!room || s.rtt_ms <= 0 || !no_queue(s) || !network_bound) return std::nullopt;
+  // Three times as many, four when they fell that far below the peak (4 streams holding 196 of
+  // 977 Mbit/s: 16): each step costs the new streams another overshoot (~2 s at 50 ms), and the
+  // rate it triggers at still overstates what the streams keep (4 streams: ~0.85 of the peak
+  // then, ~0.15 once their fall ended). Doubling reached 32 streams 6 s into 1 GiB at 50 ms.
+  const unsigned factor = peak_Bps_ >= 4 * *rate ? 4 : 3;
+  StreamStep step;
+  step.at_s = std::chrono::duration<double>(s.at - start_).count();
+  step.move = StreamMove::grow;
+  step.from = target_;
+  step.to = static_cast<std::uint16_t>(std::min<unsigned>(settings_.ceiling, factor * target_));
+  step.rate_Bps = *rate;
+  step.best_Bps = peak_Bps_;
+  char rtts[64];
+  std::snprintf(rtts, sizeof rtts, "RTT %.0f ms, lowest %.0f", s.rtt_ms, base_rtt_ms_);
+  step.reason = "the path carried " + mbit(peak_Bps_) + " Mbit/s, " + std::to_string(target_) + " streams hold " +
+                mbit(*rate) + " with no queue (" + rtts + "): loss holds each back, the path has room";
+  why_ = "the path carried " + mbit(peak_Bps_) + " Mbit/s, " + std::to_string(target_) + " streams held " + mbit(*rate) +
+         " with no queue";
+  settled_ = true;
+  start_phase(step.to, s.at);
+  steps_.push_back(step);
+  return step;
+}
+
+// A measurement whose second half ran slower than `steady` of its first was taken while the
+// streams still fell from slow start's overshoot: it goes on from its middle, at most three times.
+bool StreamController::steady_or_restart(const PathSample& s) {
+  if (!measure_mid_ || restarts_ >= 3) return true;
+  const auto [mid_at, mid_bytes] = *measure_mid_;
+  auto rate = [](Clock::time_point a, std::uint64_t from, Clock::time_point b, std::uint64_t to) {
+    return b > a && to >= from ? static_cast<double>(to - from) / std::chrono::duration<double>(b - a).count() : 0.0;
+  };
+  const double first = rate(*measure_start_, measure_bytes_, mid_at, mid_bytes);
+  const double second = rate(mid_at, mid_bytes, s.at, s.bytes);
+  if (second >= settings_.steady * first) return true;
+  ++restarts_;
+  measure_start_ = mid_at;
+  measure_bytes_ = mid_bytes;
+  measure_mid_.reset();
+  return false;
 }
 
 std::optional<double> StreamController::loss() const {
@@ -71,22 +145,28 @@ std::optional<double> StreamController::loss() const {
 }
 
 std::optional<StreamStep> StreamController::observe(const PathSample& s) {
-  if (s.rtt_ms > 0) rtt_ms_ = s.rtt_ms;
+  if (s.rtt_ms > 0) {
+    rtt_ms_ = s.rtt_ms;
+    base_rtt_ms_ = base_rtt_ms_ > 0 ? std::min(base_rtt_ms_, s.rtt_ms) : s.rtt_ms;
+  }
   segments_ = std::max(segments_, s.segments);
   retransmits_ = std::max(retransmits_, s.retransmits);
-  if (settled_) return std::nullopt;
   if (s.tail) {
+    ended_ = true;
     settled_ = true;
     if (why_.empty()) why_ = "the transfer ended before a measurement";
-    return std::nullopt;
   }
+  const auto recent = recent_rate(s);
   // A phase counts from the moment all its streams move: connecting takes round trips of its own.
   if (s.streams < target_) {
     phase_start_ = s.at;
     phase_retransmits_.reset();
     measure_start_.reset();
+    measure_mid_.reset();
     return std::nullopt;
   }
+  if (auto step = grow_into_room(s, recent)) return step;
+  if (settled_) return std::nullopt;
   if (!measure_start_) {
     if (!warmed_up(s)) return std::nullopt;
     measure_start_ = s.at;
@@ -94,7 +174,9 @@ std::optional<StreamStep> StreamController::observe(const PathSample& s) {
     return std::nullopt;
   }
   const auto measured = s.at - *measure_start_;
+  if (!measure_mid_ && measured >= phase() / 2) measure_mid_.emplace(s.at, s.bytes);
   if (measured < phase() || s.bytes < measure_bytes_ + settings_.min_phase_bytes) return std::nullopt;
+  if (!steady_or_restart(s)) return std::nullopt;
   const double seconds = std::chrono::duration<double>(measured).count();
   const double rate = static_cast<double>(s.bytes >= measure_bytes_ ? s.bytes - measure_bytes_ : 0) / seconds;
   StreamStep step = finish_phase(rate, std::chrono::duration<double>(s.at - start_).count());

@@ -18,6 +18,9 @@ inline constexpr std::uint16_t max_streams = 64;  // data streams of one transfe
 inline constexpr std::uint32_t min_block_size = 1u << 20;
 inline constexpr std::uint32_t max_block_size = 16u << 20;
 inline constexpr std::uint32_t default_block_size = 2u << 20;  // bench/results/block-size.md
+// TCP_NOTSENT_LOWAT on data sockets: how much a sender's socket may hold not yet sent
+// (src/net/socket_tuning.cpp says why).
+inline constexpr std::uint32_t data_notsent_lowat = 1u << 20;
 inline constexpr std::uint16_t default_streams = 4;
 // -p auto starts with this many streams and adds more while the aggregate grows (issue 39):
 // the old fixed default, so a short or local transfer moves as it did.

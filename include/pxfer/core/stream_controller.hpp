@@ -18,11 +18,27 @@
 //   the same when it cannot shed -> keep this count: the aggregate stopped growing
 // and then holds. RTT, retransmits and cwnd are the evidence told with the decision; the aggregate
 // is what decides, since it is what the user waits for.
+//
+// Growing into room, without a phase: slow start shows what the path carries (the peak); on a long
+// lossy path the streams then fall to what loss lets each keep, over seconds (50 ms, 0.01 %, reno:
+// 4 streams 700 Mbit/s for 3 s, ~140 a few seconds later; 32 streams hold ~750: bench/results/
+// wan-matrix.md). A phase measured in that fall is worth little, and waiting for its end costs
+// most of a GiB. So whenever the aggregate (over max(500 ms, 4 RTT)) is below `room_share` of the
+// peak while the RTT shows no queue (within `queue_rtt` of the lowest seen) and the senders have
+// data waiting (Send-Q: the network, not the disk, holds them back), once the streams are past slow
+// start (as for a phase), the path has room the streams cannot take: three times as many at once
+// (four after a deep fall). From then on only room grows them (the phases would compare counts
+// inside overshoots). A full or shared bottleneck queues, so this never takes a neighbour's share;
+// that stays the phases' fair-share rule.
+// A phase whose second half ran at less than `steady` of its first is still falling: it measures
+// on from its middle (at most three times).
 #include "pxfer/core/layer.hpp"
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pxfer/core/rate_meter.hpp"
@@ -39,6 +55,9 @@ struct StreamControllerSettings {
   // another transfer's 4: +33 %; beside one iperf3 flow: +11 %).
   double fair_share = 0.4;
   bool can_shed = true;        // a get cannot retire streams yet: it holds instead
+  double room_share = 0.9;      // the aggregate fell below this share of the peak: room (see above)
+  double queue_rtt = 1.2;       // an RTT within this factor (+1 ms) of the lowest: no standing queue
+  double steady = 0.75;         // a phase's second half at less than this share of its first: falling
   std::chrono::milliseconds min_warmup{500};
   std::chrono::milliseconds max_warmup{2000};
   std::chrono::milliseconds min_phase{1000};
@@ -59,6 +78,7 @@ struct PathSample {
   // Fewer blocks left than streams can carry: streams fall idle, so the aggregate says nothing
   // about the path any more; the controller stops deciding.
   bool tail = false;
+  unsigned queued_streams = 0;     // streams whose sender has data waiting (Send-Q > 0)
 };
 
 enum class StreamMove { grow, shed, settle };
@@ -89,18 +109,29 @@ class StreamController {
  private:
   Clock::duration warmup() const;
   bool warmed_up(const PathSample& s);
+  bool no_queue(const PathSample& s) const;  // the RTT is near the lowest seen
   Clock::duration phase() const;
   StreamStep finish_phase(double rate, double at_s);
   void start_phase(std::uint16_t count, Clock::time_point at);
+  std::optional<double> recent_rate(const PathSample& s);  // also keeps the peak
+  Clock::duration peak_window() const;
+  std::optional<StreamStep> grow_into_room(const PathSample& s, std::optional<double> rate);
+  bool steady_or_restart(const PathSample& s);
 
   StreamControllerSettings settings_;
   Clock::time_point start_;
   std::uint16_t target_;
   bool settled_ = false;
+  bool ended_ = false;  // the transfer's tail: nothing more to decide
   Clock::time_point phase_start_;
   std::optional<std::uint64_t> phase_retransmits_;  // the counter when the phase's streams all moved
   std::optional<Clock::time_point> measure_start_;
   std::uint64_t measure_bytes_ = 0;
+  std::optional<std::pair<Clock::time_point, std::uint64_t>> measure_mid_;  // the phase's middle
+  int restarts_ = 0;  // of this phase's measurement (still falling)
+  std::deque<std::pair<Clock::time_point, std::uint64_t>> recent_;  // (at, bytes) over peak_window()
+  double peak_Bps_ = 0;     // the highest aggregate over peak_window() so far
+  double base_rtt_ms_ = 0;  // the lowest RTT seen: the path without a queue
   std::optional<std::uint16_t> best_count_;
   double best_rate_ = 0, last_rate_ = 0;
   double rtt_ms_ = 0;

@@ -1,6 +1,8 @@
 // Socket buffer sizes on a real (unconnected) TCP socket: what the kernel grants, the warning
 // when it clamps a request, and how grants are described. No traffic, no peers.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -10,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "pxfer/core/limits.hpp"
 #include "pxfer/io/socket_tuning.hpp"
 
 namespace pxfer {
@@ -95,6 +98,20 @@ TEST(SocketTuning, ZeroLeavesAutotuning) {
   EXPECT_GT(g.rcvbuf, 0u);
   EXPECT_EQ(g.warning, "");
   EXPECT_EQ(describe(g).rfind("auto (snd ", 0), 0u) << describe(g);
+}
+
+// A data socket holds at most limits::data_notsent_lowat not yet sent, so a slow stream does not
+// keep megabytes of the file's last blocks in its queue while the others idle.
+TEST(SocketTuning, ADataSocketQueuesLittleUnsent) {
+  TcpSocket s;
+  ASSERT_GE(s.fd(), 0);
+  int lowat = 0;
+  socklen_t len = sizeof lowat;
+  ASSERT_EQ(::getsockopt(s.fd(), IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, &len), 0);
+  EXPECT_NE(static_cast<std::uint32_t>(lowat), limits::data_notsent_lowat);  // the kernel's default: unlimited
+  tune_socket(s.fd(), SocketTuning{});
+  ASSERT_EQ(::getsockopt(s.fd(), IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, &len), 0);
+  EXPECT_EQ(static_cast<std::uint32_t>(lowat), limits::data_notsent_lowat);
 }
 
 TEST(ClampWarning, OnlyForTheDirectionThatWasClamped) {
