@@ -96,7 +96,13 @@ std::optional<StreamStep> StreamController::grow_into_room(const PathSample& s, 
   if (!rate || ended_ || target_ >= settings_.ceiling || !warmed_up(s)) return std::nullopt;
   const bool room = *rate < settings_.room_share * peak_Bps_;
   const bool network_bound = s.streams > 0 && 2 * s.queued_streams >= s.streams;
-  if (!room || s.rtt_ms <= 0 || !no_queue(s) || !network_bound) return std::nullopt;
+  // Their congestion windows hold them (cwnd / RTT about the rate), not the receiver's window: a
+  // receiver that reads slowly closes its window while its RTT stays low and the sender queues.
+  const bool cwnd_bound = s.cwnd_bytes > 0 && static_cast<double>(s.cwnd_bytes) / (s.rtt_ms / 1000) <= 2 * *rate;
+  // No queue for a while: on a full link shared with another transfer the queue drains now and
+  // then (a 200 Mbit/s link, two untuned gets: one grew on such a moment and took 0.65 of it).
+  const bool queue_gone = no_queue_since_ && s.at - *no_queue_since_ >= warmup();
+  if (!room || !queue_gone || !network_bound || !cwnd_bound) return std::nullopt;
   // Three times as many, four when they fell that far below the peak (4 streams holding 196 of
   // 977 Mbit/s: 16): each step costs the new streams another overshoot (~2 s at 50 ms), and the
   // rate it triggers at still overstates what the streams keep (4 streams: ~0.85 of the peak
@@ -148,6 +154,8 @@ std::optional<StreamStep> StreamController::observe(const PathSample& s) {
   if (s.rtt_ms > 0) {
     rtt_ms_ = s.rtt_ms;
     base_rtt_ms_ = base_rtt_ms_ > 0 ? std::min(base_rtt_ms_, s.rtt_ms) : s.rtt_ms;
+    if (!no_queue(s)) no_queue_since_.reset();
+    else if (!no_queue_since_) no_queue_since_ = s.at;
   }
   segments_ = std::max(segments_, s.segments);
   retransmits_ = std::max(retransmits_, s.retransmits);

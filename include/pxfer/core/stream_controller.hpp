@@ -24,8 +24,10 @@
 // 4 streams 700 Mbit/s for 3 s, ~140 a few seconds later; 32 streams hold ~750: bench/results/
 // wan-matrix.md). A phase measured in that fall is worth little, and waiting for its end costs
 // most of a GiB. So whenever the aggregate (over max(500 ms, 4 RTT)) is below `room_share` of the
-// peak while the RTT shows no queue (within `queue_rtt` of the lowest seen) and the senders have
-// data waiting (Send-Q: the network, not the disk, holds them back), once the streams are past slow
+// peak while the RTT has shown no queue for max(1 s, 8 RTT) (within `queue_rtt` of the lowest
+// seen: a full link shared with another transfer drains its queue only now and then) and the senders have
+// data waiting (Send-Q: the network, not the disk, holds them back) under their congestion windows
+// (cwnd / RTT within 2x of the rate: not a receiver's closed window), once the streams are past slow
 // start (as for a phase), the path has room the streams cannot take: three times as many at once
 // (four after a deep fall). From then on only room grows them (the phases would compare counts
 // inside overshoots). A full or shared bottleneck queues, so this never takes a neighbour's share;
@@ -55,7 +57,7 @@ struct StreamControllerSettings {
   // another transfer's 4: +33 %; beside one iperf3 flow: +11 %).
   double fair_share = 0.4;
   bool can_shed = true;        // a get cannot retire streams yet: it holds instead
-  double room_share = 0.9;      // the aggregate fell below this share of the peak: room (see above)
+  double room_share = 0.6;      // the aggregate fell below this share of the peak: room (see above)
   double queue_rtt = 1.2;       // an RTT within this factor (+1 ms) of the lowest: no standing queue
   double steady = 0.75;         // a phase's second half at less than this share of its first: falling
   std::chrono::milliseconds min_warmup{500};
@@ -132,6 +134,7 @@ class StreamController {
   std::deque<std::pair<Clock::time_point, std::uint64_t>> recent_;  // (at, bytes) over peak_window()
   double peak_Bps_ = 0;     // the highest aggregate over peak_window() so far
   double base_rtt_ms_ = 0;  // the lowest RTT seen: the path without a queue
+  std::optional<Clock::time_point> no_queue_since_;  // the RTT has been near base_rtt_ms_ since
   std::optional<std::uint16_t> best_count_;
   double best_rate_ = 0, last_rate_ = 0;
   double rtt_ms_ = 0;

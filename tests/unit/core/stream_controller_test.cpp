@@ -170,9 +170,10 @@ StreamController run_overshoot(double seconds, std::vector<double>* rates = null
     const double mbit = path.rate_Mbit(moving, since);
     bytes += mbit * Mbit * 0.1;
     if (rates) rates->push_back(mbit);
-    PathSample s{t0 + tick * 100ms, static_cast<std::uint64_t>(bytes), moving, since < 2.5 ? 100.0 : 50.0,
-                 static_cast<std::uint64_t>(bytes / 1448), static_cast<std::uint64_t>(bytes / 1448 / 10000), 0, false,
-                 moving};
+    const double rtt = since < 2.5 ? 100.0 : 50.0;
+    PathSample s{t0 + tick * 100ms, static_cast<std::uint64_t>(bytes), moving, rtt,
+                 static_cast<std::uint64_t>(bytes / 1448), static_cast<std::uint64_t>(bytes / 1448 / 10000),
+                 static_cast<std::uint64_t>(mbit * Mbit * rtt / 1000), false, moving};  // cwnd = rate x RTT
     c.observe(s);
   }
   return c;
@@ -195,20 +196,25 @@ TEST(StreamController, GrowsIntoRoomTheOvershootHid) {
 }
 
 TEST(StreamController, NoRoomWhileTheRttShowsAQueueOrTheSendersWait) {
-  // The same fall with a standing queue (a full link shared with others) or with nothing in
-  // Send-Q (the disk holds the sender back): not the network's room.
-  for (int variant = 0; variant < 2; ++variant) {
+  // The same fall with a standing queue (a full link shared with others), with nothing in Send-Q
+  // (the disk holds the sender back), or with windows far above the rate (a receiver that reads
+  // slowly closed its window): not the network's room. Variant 3 is the path with room.
+  for (int variant = 0; variant < 4; ++variant) {
     const auto t0 = Clock::time_point{};
     StreamController c({}, t0);
     double bytes = 0;
     for (int tick = 1; tick <= 100; ++tick) {
-      bytes += (tick <= 25 ? 700 : 112) * Mbit * 0.1;
-      const double rtt = variant == 0 ? (tick <= 25 ? 50 : 90) : 50;
-      PathSample s{t0 + tick * 100ms, static_cast<std::uint64_t>(bytes), 4, rtt, 0, 0, 0, false,
-                   variant == 0 ? 4u : 0u};
+      const double mbit = tick <= 25 ? 700 : 112;
+      bytes += mbit * Mbit * 0.1;
+      const double rtt = variant == 0 && tick > 25 ? 90 : 50;
+      const double cwnd = (variant == 2 ? 20 : 1) * mbit * Mbit * rtt / 1000;
+      PathSample s{t0 + tick * 100ms, static_cast<std::uint64_t>(bytes), 4, rtt, 0, 0, static_cast<std::uint64_t>(cwnd),
+                   false, variant == 1 ? 0u : 4u};
       c.observe(s);
     }
-    for (const auto& step : c.steps()) EXPECT_EQ(step.reason.find("the path has room"), std::string::npos) << variant;
+    bool room = false;
+    for (const auto& step : c.steps()) room |= step.reason.find("the path has room") != std::string::npos;
+    EXPECT_EQ(room, variant == 3) << variant << ": " << (c.steps().empty() ? "" : format_step(c.steps().back()));
   }
 }
 
