@@ -12,19 +12,20 @@ namespace pxfer {
 namespace asio = boost::asio;
 
 PathSample path_sample(Clock::time_point now, std::uint64_t bytes, unsigned streams,
-                       const std::vector<wire::StreamFigures>& figures) {
+                       const std::vector<wire::StreamFigures>& figures, std::uint16_t running) {
   PathSample s;
   s.at = now;
   s.bytes = bytes;
   s.streams = streams;
   std::vector<std::uint32_t> rtts;
   for (const auto& f : figures) {
-    if (f.rtt_us > 0) rtts.push_back(f.rtt_us);
-    if (f.mss > 0) {
-      s.segments += f.bytes / f.mss;
-      s.cwnd_bytes += std::uint64_t{f.cwnd} * f.mss;
-    }
+    if (f.mss > 0) s.segments += f.bytes / f.mss;
     s.retransmits += f.retransmits;
+    // A shed stream keeps its last figures (and a cwnd frozen at its height): only the running
+    // ones say what the path does now.
+    if (f.stream >= running) continue;
+    if (f.rtt_us > 0) rtts.push_back(f.rtt_us);
+    if (f.mss > 0) s.cwnd_bytes += std::uint64_t{f.cwnd} * f.mss;
     if (f.unsent > 0) ++s.queued_streams;
   }
   if (!rtts.empty()) {
@@ -55,7 +56,7 @@ net::awaitable<void> tune_streams(StreamTuning tuning) {
     if (t.over()) continue;  // ends only when cancelled (net::first_of)
     bring_up();
     // Settled, it still looks: room that opens (grow_into_room) brings streams back.
-    PathSample sample = path_sample(Clock::now(), t.bytes_moved(), t.attached_streams(), tuning.figures());
+    PathSample sample = path_sample(Clock::now(), t.bytes_moved(), t.attached_streams(), tuning.figures(), running);
     // Two blocks a stream still to move, or fewer: the last blocks are out and streams idle.
     const std::uint64_t left = t.file_size() - std::min(t.file_size(), sample.bytes);
     sample.tail = left < 2ull * t.settings().block_size * std::max(1u, sample.streams);

@@ -24,8 +24,9 @@ struct StreamTuning {
 };
 
 // A sample of the transfer for the controller.
+// Streams from `running` on were shed: their figures count for retransmits and segments only.
 PathSample path_sample(Clock::time_point now, std::uint64_t bytes, unsigned streams,
-                       const std::vector<wire::StreamFigures>& figures);
+                       const std::vector<wire::StreamFigures>& figures, std::uint16_t running = 0xffff);
 
 // Runs until cancelled (net::first_of with the transfer's control exchange), settled or not.
 net::awaitable<void> tune_streams(StreamTuning tuning);

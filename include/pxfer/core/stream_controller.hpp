@@ -21,17 +21,16 @@
 //
 // Growing into room, without a phase: slow start shows what the path carries (the peak); on a long
 // lossy path the streams then fall to what loss lets each keep, over seconds (50 ms, 0.01 %, reno:
-// 4 streams 700 Mbit/s for 3 s, ~140 a few seconds later; 32 streams hold ~750: bench/results/
-// wan-matrix.md). A phase measured in that fall is worth little, and waiting for its end costs
-// most of a GiB. So whenever the aggregate (over max(500 ms, 4 RTT)) is below `room_share` of the
-// peak while the RTT has shown no queue for max(1 s, 8 RTT) (within `queue_rtt` of the lowest
-// seen: a full link shared with another transfer drains its queue only now and then) and the senders have
-// data waiting (Send-Q: the network, not the disk, holds them back) under their congestion windows
-// (cwnd / RTT within 2x of the rate: not a receiver's closed window), once the streams are past slow
-// start (as for a phase), the path has room the streams cannot take: three times as many at once
-// (four after a deep fall). From then on only room grows them (the phases would compare counts
-// inside overshoots). A full or shared bottleneck queues, so this never takes a neighbour's share;
-// that stays the phases' fair-share rule.
+// 4 streams ~700 Mbit/s for 3 s, ~140 a few seconds later; 32 streams hold ~750: docs/streams.md).
+// A phase measured in that fall is worth little, and waiting for its end costs most of a GiB. So
+// the path has room the streams cannot take whenever, past slow start (as for a phase):
+//   - the aggregate over max(500 ms, 4 RTT) is below `room_share` of the peak,
+//   - the RTT has shown no queue (within `queue_rtt` of the lowest seen) for as long,
+//   - at least half the senders have data waiting (Send-Q: the network holds them, not the disk),
+//   - cwnd / RTT is within 2x of the rate (their windows hold them, not a receiver's closed one);
+// then three times as many streams at once (four after a deep fall). From then on only room grows
+// them (the phases would compare counts inside overshoots). A full or shared bottleneck queues, so
+// this does not take a neighbour's share; that stays the phases' fair-share rule.
 // A phase whose second half ran at less than `steady` of its first is still falling: it measures
 // on from its middle (at most three times).
 #include "pxfer/core/layer.hpp"
@@ -57,7 +56,10 @@ struct StreamControllerSettings {
   // another transfer's 4: +33 %; beside one iperf3 flow: +11 %).
   double fair_share = 0.4;
   bool can_shed = true;        // a get cannot retire streams yet: it holds instead
-  double room_share = 0.6;      // the aggregate fell below this share of the peak: room (see above)
+  // The aggregate fell below this share of the peak: room (see above). At 0.85-0.9 each step came
+  // sooner, but two transfers sharing a full link grew on the moments their shares dipped (0.35 /
+  // 0.65: bench/results/wan-fairness.md).
+  double room_share = 0.6;
   double queue_rtt = 1.2;       // an RTT within this factor (+1 ms) of the lowest: no standing queue
   double steady = 0.75;         // a phase's second half at less than this share of its first: falling
   std::chrono::milliseconds min_warmup{500};
