@@ -49,7 +49,9 @@ std::size_t count_events(const std::vector<nlohmann::json>& all, const std::stri
 // so the client asks the server with RETIRE to end the 4 it added; each ends after the blocks it
 // had sent, and the file arrives whole. Before RETIRE a get held at 8.
 TEST_F(Auto, AGetShedsStreamsThatOnlyTakeFromTheOthers) {
-  make_file(root + "/shared.bin", 96 * MiB + 4321, 5);
+  // 8 s at 16 MiB/s: the proxy's queue stands from the start, so each phase warms up for its
+  // longest (2 s) before its 1 s of measurement.
+  make_file(root + "/shared.bin", 128 * MiB + 4321, 5);
   pxfer::testing::FaultProxy link(server.port());
   link.set_total_rate(16 * MiB);
   const std::string url = "pxfer://127.0.0.1:" + std::to_string(link.port()) + "/shared.bin";
