@@ -10,7 +10,7 @@
 #   --rtt 50            round-trip time in ms (half each way)
 #   --loss 0.01         random loss in percent, each way
 #   --cc reno           namespace default congestion control
-#   --rate 200mbit      the emulated bottleneck (below this VM's emulator ceiling of ~300-400)
+#   --rate 200mbit      the emulated bottleneck (one two untuned transfers can fill)
 #   --size 256M         each pxfer file
 #   --rounds 2
 #   --bin DIR           pxfer, pxferd and pxfer-wanem from DIR (default build/bin)
