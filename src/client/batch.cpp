@@ -282,9 +282,13 @@ class BatchRun {
       ++active_;
       ClientOptions client = base_;
       client.streams = streams_;
-      // -p auto per file: from -p's start up to this file's share of --max-streams.
-      if (client.auto_streams && options_.max_streams > 0)
-        client.max_streams = fit_streams(target_, limits::max_streams, options_.max_streams).streams;
+      // -p auto per file: from -p's start up to this file's share of --max-streams, or of one
+      // transfer's ceiling (64) without it, so the files in flight (--auto's or -c's) and the
+      // streams each file's controller may grow to are decided together: 8 files in flight
+      // grow to 8 streams each, not to 8 x 64 connections.
+      if (client.auto_streams)
+        client.max_streams =
+            fit_streams(target_, limits::max_streams, options_.max_streams > 0 ? options_.max_streams : limits::max_streams).streams;
       lock.unlock();
       if (!run.empty()) {
         move_small_run(session, run, client);

@@ -178,6 +178,24 @@ TEST_F(Admission, MaxStreamsPerClientGrantsFewerStreamsAndQueuesTheRest) {
   EXPECT_EQ(count_lines_containing(log, "result=ok"), 5u) << log;
 }
 
+// -p auto in a batch: the files in flight share one transfer's ceiling of 64 streams, so four at
+// a time each ask for at most 16 (issue 39.1: files in flight and streams per file decided
+// together). Before, each asked for its own 64 (here its 32 blocks).
+TEST_F(Admission, AutoFilesInFlightShareOneCeilingOfStreams) {
+  std::string tree = dir.subdir("tree");
+  for (int i = 0; i < 4; ++i)
+    make_file(tree + "/f" + std::to_string(i) + ".dat", 32u << 20, static_cast<std::uint64_t>(400 + i));
+  ServerProcess server = serve({"-v"});
+  auto r = run_pxfer("put", "-r", "-c", "4", "--block-size", "1M", tree, server.url("dest/"));
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  for (int i = 0; i < 4; ++i)
+    EXPECT_TRUE(files_equal(tree + "/f" + std::to_string(i) + ".dat", root + "/dest/tree/f" + std::to_string(i) + ".dat"));
+  const std::string log = server.log();
+  auto admitted = admissions(log);
+  ASSERT_EQ(admitted.size(), 4u) << log;
+  for (const auto& a : admitted) EXPECT_EQ(a.streams, 16u) << a.path << "\n" << log;
+}
+
 TEST_F(Admission, MaxStartsPerSecondSpreadsAdmissions) {
   std::string tree = dir.subdir("tree");
   for (int i = 0; i < 6; ++i) make_file(tree + "/f" + std::to_string(i) + ".dat", 1u << 20, static_cast<std::uint64_t>(300 + i));
