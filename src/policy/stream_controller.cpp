@@ -90,15 +90,15 @@ std::optional<double> StreamController::recent_rate(const PathSample& s) {
   return rate_since(warmup());
 }
 
-// Room the streams cannot take (the header says when): twice as many, now. From then on only room
-// grows them: a phase measured while streams fall from an overshoot would shed them again.
+// Room the streams cannot take (the header says when): three or four times as many, now. From then
+// on only room grows them: a phase measured while streams fall from an overshoot would shed them.
 std::optional<StreamStep> StreamController::grow_into_room(const PathSample& s, std::optional<double> rate) {
   if (!rate || ended_ || target_ >= settings_.ceiling || !warmed_up(s)) return std::nullopt;
   const bool room = *rate < settings_.room_share * peak_Bps_;
   const bool network_bound = s.streams > 0 && 2 * s.queued_streams >= s.streams;
   // Their congestion windows hold them (cwnd / RTT about the rate), not the receiver's window: a
   // receiver that reads slowly closes its window while its RTT stays low and the sender queues.
-  const bool cwnd_bound = s.cwnd_bytes > 0 && static_cast<double>(s.cwnd_bytes) / (s.rtt_ms / 1000) <= 2 * *rate;
+  const bool cwnd_bound = s.cwnd_bytes > 0 && s.rtt_ms > 0 && static_cast<double>(s.cwnd_bytes) / (s.rtt_ms / 1000) <= 2 * *rate;
   // No queue for a while: on a full link shared with another transfer the queue drains now and
   // then (a 200 Mbit/s link, two untuned gets: one grew on such a moment and took 0.65 of it).
   const bool queue_gone = no_queue_since_ && s.at - *no_queue_since_ >= warmup();
