@@ -404,6 +404,10 @@ awaitable<void> run_job_body(asio::io_context& ioc, Job& job, std::optional<Cont
     StreamControllerSettings tuning;
     tuning.start = plan.start_streams;
     tuning.ceiling = plan.settings.streams;
+    // The control connection has crossed the path a few times by now: its RTT sizes a long path's
+    // start before any data stream opens (a stream opened later ramps up that much later).
+    if (TcpSnapshot tcp; read_tcp_info(control->socket().native_handle(), tcp) && tcp.rtt_us > 0)
+      tuning.path_rtt_ms = tcp.rtt_us / 1000.0;
     // A get's streams are the server's to end: it sheds them through RETIRE where the server can.
     tuning.can_shed = t->role() == transfer::Role::send || plan.settings.retire_streams;
     // A put counts acknowledged blocks; a get's received bytes are counted as they arrive.

@@ -25,7 +25,10 @@ PathSample path_sample(Clock::time_point now, std::uint64_t bytes, unsigned stre
     // ones say what the path does now.
     if (f.stream >= running) continue;
     if (f.rtt_us > 0) rtts.push_back(f.rtt_us);
-    if (f.mss > 0) s.cwnd_bytes += std::uint64_t{f.cwnd} * f.mss;
+    if (f.mss > 0) {
+      s.cwnd_bytes += std::uint64_t{f.cwnd} * f.mss;
+      s.mss = f.mss;
+    }
     if (f.unsent > 0) ++s.queued_streams;
   }
   if (!rtts.empty()) {
@@ -60,6 +63,7 @@ net::awaitable<void> tune_streams(StreamTuning tuning) {
     // Two blocks a stream still to move, or fewer: the last blocks are out and streams idle.
     const std::uint64_t left = t.file_size() - std::min(t.file_size(), sample.bytes);
     sample.tail = left < 2ull * t.settings().block_size * std::max(1u, sample.streams);
+    sample.left = std::max<std::uint64_t>(1, left);
     auto step = controller.observe(sample);
     if (!step) continue;
     spdlog::debug("{}", format_step(*step));

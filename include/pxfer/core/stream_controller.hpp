@@ -14,7 +14,10 @@
 //   streams added (+40 % for twice as many)
 //   rose by less, or fell        -> shed back to the best count: the added streams gave less than a
 //                                   path with room gives (it is full, or shared with other flows,
-//                                   whose share they took: bench/results/wan-fairness.md)
+//                                   whose share they took: bench/results/wan-fairness.md); kept
+//                                   when loss held the streams back with no queue as they were
+//                                   added or for most of the phase (measured in an overshoot, they
+//                                   took from no one)
 //   the same when it cannot shed -> keep this count: the aggregate stopped growing
 // and then holds. RTT, retransmits and cwnd are the evidence told with the decision; the aggregate
 // is what decides, since it is what the user waits for.
@@ -31,6 +34,13 @@
 // then three times as many streams at once (four after a deep fall). From then on only room grows
 // them (the phases would compare counts inside overshoots). A full or shared bottleneck queues, so
 // this does not take a neighbour's share; that stays the phases' fair-share rule.
+// How many at once: when the loss outside slow start's bursts is known (retransmits over segments
+// while the queue is gone), as many as it takes to carry the peak at the rate that loss lets one
+// reno stream keep (MSS / RTT x 1.22 / sqrt(p), Mathis et al. 1997), half as many again for a
+// margin: 50 ms, 0.01 %: 28 Mbit/s a stream, 35 (52 with the margin) for 977 Mbit/s in one step
+// instead of 4 -> 16 -> 48, each step a slow start of ~2 s.
+// A cubic stream keeps more than reno's rate, so this overstates its count: the extra streams
+// queue at the bottleneck, whose queue then stops the growth.
 // A phase whose second half ran at less than `steady` of its first is still falling: it measures
 // on from its middle (at most three times).
 #include "pxfer/core/layer.hpp"
@@ -48,6 +58,15 @@ namespace pxfer {
 
 struct StreamControllerSettings {
   std::uint16_t start = 4;     // streams at the start
+  // A long path starts with a stream for each `ms_per_start_stream` of RTT (0: off): 17 at 50 ms,
+  // 50 at 150. Each stream takes longer through slow start there and keeps less under loss (its
+  // rate goes with 1 / RTT, so the streams a path needs go with the RTT), and a phase, measured over
+  // 8 RTT, costs more: at 150 ms, 0.01 %, reno, auto from 16 needed 30 s for 1 GiB and `-p 64` 15
+  // (bench/results/wan-matrix.md). The first RTT the streams measure decides, 200 ms in.
+  double ms_per_start_stream = 3;
+  // The path's RTT when the caller knows it before the data streams open (the control connection's):
+  // the start is sized from it at once; 0: from the streams' first RTT.
+  double path_rtt_ms = 0;
   std::uint16_t ceiling = 64;  // at most (StreamCount::slots: --max-streams, the server, the file)
   double gain = 0.10;          // a step that raises the aggregate by less is not worth its streams
   // A step must raise the aggregate by this share of the streams it adds: on a loss-limited path
@@ -62,6 +81,14 @@ struct StreamControllerSettings {
   double room_share = 0.6;
   double queue_rtt = 1.2;       // an RTT within this factor (+1 ms) of the lowest: no standing queue
   double steady = 0.75;         // a phase's second half at less than this share of its first: falling
+  // Losses counted outside bursts before they size a step: 4 put p within about +-50 % (Poisson),
+  // the count within +-25 % (it goes with 1 / sqrt(p)).
+  std::uint64_t min_calm_losses = 4;
+  // Streams sized from the loss carry less than their sum at the link's rate: each one's window saws
+  // between half and all of its top, and the sum fills the link only with a margin. At 50 ms,
+  // 0.01 %: the 31-47 that the formula asked for carried 640-680 Mbit/s, `-p 64` 660-840 in the
+  // same runs (bench/results/wan-matrix.md).
+  double fill_margin = 1.5;
   std::chrono::milliseconds min_warmup{500};
   std::chrono::milliseconds max_warmup{2000};
   std::chrono::milliseconds min_phase{1000};
@@ -83,6 +110,8 @@ struct PathSample {
   // about the path any more; the controller stops deciding.
   bool tail = false;
   unsigned queued_streams = 0;     // streams whose sender has data waiting (Send-Q > 0)
+  std::uint32_t mss = 0;           // the running streams' segment size; 0 = unknown
+  std::uint64_t left = 0;          // bytes still to move; 0 = unknown
 };
 
 enum class StreamMove { grow, shed, settle };
@@ -108,7 +137,9 @@ class StreamController {
   // "auto 24 (RTT 50 ms, loss 0.011 %, aggregate stopped growing at 24: 236 -> 241 Mbit/s)".
   std::string evidence() const;
   double rtt_ms() const { return rtt_ms_; }
-  std::optional<double> loss() const;  // retransmitted / sent segments, 0..1
+  // Retransmitted / sent segments, 0..1: outside slow start's bursts once enough losses were
+  // counted there (the bursts overflow the queue: 1-2 % on a 0.01 % path), else all of them.
+  std::optional<double> loss() const;
 
  private:
   Clock::duration warmup() const;
@@ -119,8 +150,15 @@ class StreamController {
   void start_phase(std::uint16_t count, Clock::time_point at);
   std::optional<double> recent_rate(const PathSample& s);  // also keeps the peak
   Clock::duration peak_window() const;
+  bool loss_bound(const PathSample& s, double rate) const;
+  std::optional<StreamStep> start_for_the_path(const PathSample& s);
+  std::optional<StreamStep> size_start(double rtt_ms, Clock::time_point at);
+  bool worth_growing(const PathSample& s, std::optional<double> rate) const;
   std::optional<StreamStep> grow_into_room(const PathSample& s, std::optional<double> rate);
   bool steady_or_restart(const PathSample& s);
+  void count_calm_loss(const PathSample& s);
+  std::optional<double> calm_loss() const;
+  std::optional<unsigned> streams_to_fill() const;
 
   StreamControllerSettings settings_;
   Clock::time_point start_;
@@ -133,6 +171,14 @@ class StreamController {
   std::uint64_t measure_bytes_ = 0;
   std::optional<std::pair<Clock::time_point, std::uint64_t>> measure_mid_;  // the phase's middle
   int restarts_ = 0;  // of this phase's measurement (still falling)
+  // The measurement's samples, and those in which loss held the streams back with no queue: a
+  // count that gave little then took from no one, so it is kept (a full link queues).
+  unsigned measured_samples_ = 0, loss_bound_samples_ = 0;
+  // Loss held the streams back with no queue when this phase added streams: a full link queues, so
+  // the added ones cannot have taken a neighbour's share; what they measured worse was an overshoot.
+  bool grew_while_loss_bound_ = false;
+  bool sized_for_rtt_ = false;  // the start was sized from an RTT
+  std::optional<StreamStep> sized_start_;  // sized at construction, told on the first sample
   std::deque<std::pair<Clock::time_point, std::uint64_t>> recent_;  // (at, bytes) over peak_window()
   double peak_Bps_ = 0;     // the highest aggregate over peak_window() so far
   double base_rtt_ms_ = 0;  // the lowest RTT seen: the path without a queue
@@ -141,6 +187,10 @@ class StreamController {
   double best_rate_ = 0, last_rate_ = 0;
   double rtt_ms_ = 0;
   std::uint64_t segments_ = 0, retransmits_ = 0;
+  // Segments and retransmits while the queue was gone (past slow start): the path's own loss.
+  std::uint64_t calm_segments_ = 0, calm_retransmits_ = 0;
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> last_counts_;  // (segments, retransmits)
+  std::uint32_t mss_ = 0;
   std::string why_;  // how it ended (or how far it got)
   std::vector<StreamStep> steps_;
 };
