@@ -24,3 +24,21 @@ function(pxfer_test_program target)
   pxfer_precompile(${target} <gtest/gtest.h> ${ARGN})
   target_compile_options(${target} PRIVATE $<$<CONFIG:Release>:-O1>)
 endfunction()
+
+# A unity build of the libraries (CMake's UNITY_BUILD: their sources compiled in batches of
+# `PXFER_UNITY_BATCH`), for builds from scratch: tools/test.sh's sanitizer build, CI's largest
+# step (docs/security.md, "Build time in CI"). Each translation unit that includes Asio costs
+# 15-40 s, mostly the same coroutine and handler templates instantiated and instrumented again in
+# each; a batch does that once. Off by default: an incremental build recompiles a whole batch for
+# one changed file. The test programs stay one file at a time (their helpers share names).
+option(PXFER_UNITY "Compile the libraries' sources in batches (for builds from scratch)" OFF)
+set(PXFER_UNITY_BATCH 8 CACHE STRING "Sources per batch when PXFER_UNITY is ON")
+
+function(pxfer_unity target)
+  if(PXFER_UNITY)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${PXFER_UNITY_BATCH})
+    # g++ takes a batch's own file for the "main file", so a coroutine of external linkage whose
+    # frame holds a type from an anonymous namespace warns (-Wsubobject-linkage) there only.
+    target_compile_options(${target} PRIVATE $<$<CXX_COMPILER_ID:GNU>:-Wno-subobject-linkage>)
+  endif()
+endfunction()

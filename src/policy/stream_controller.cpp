@@ -18,6 +18,11 @@ std::string rate_change(double from, double to) {
   return mbit(from) + " -> " + mbit(to) + " Mbit/s";
 }
 
+// Bytes per second between two (time, bytes moved) samples; 0 when they do not span forward.
+double rate_between(Clock::time_point a, std::uint64_t from, Clock::time_point b, std::uint64_t to) {
+  return b > a && to >= from ? static_cast<double>(to - from) / std::chrono::duration<double>(b - a).count() : 0.0;
+}
+
 Clock::duration millis(double ms) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(ms)); }
 
 }  // namespace
@@ -85,7 +90,7 @@ std::optional<double> StreamController::recent_rate(const PathSample& s) {
   auto rate_since = [&](Clock::duration window) -> std::optional<double> {
     auto from = std::find_if(recent_.rbegin(), recent_.rend(), [&](const auto& r) { return s.at - r.first >= window; });
     if (from == recent_.rend() || s.bytes < from->second) return std::nullopt;
-    return static_cast<double>(s.bytes - from->second) / std::chrono::duration<double>(s.at - from->first).count();
+    return rate_between(from->first, from->second, s.at, s.bytes);
   };
   if (auto longer = rate_since(peak_window())) peak_Bps_ = std::max(peak_Bps_, *longer);
   return rate_since(warmup());
@@ -190,11 +195,8 @@ std::optional<StreamStep> StreamController::grow_into_room(const PathSample& s, 
 bool StreamController::steady_or_restart(const PathSample& s) {
   if (!measure_mid_ || restarts_ >= 3) return true;
   const auto [mid_at, mid_bytes] = *measure_mid_;
-  auto rate = [](Clock::time_point a, std::uint64_t from, Clock::time_point b, std::uint64_t to) {
-    return b > a && to >= from ? static_cast<double>(to - from) / std::chrono::duration<double>(b - a).count() : 0.0;
-  };
-  const double first = rate(*measure_start_, measure_bytes_, mid_at, mid_bytes);
-  const double second = rate(mid_at, mid_bytes, s.at, s.bytes);
+  const double first = rate_between(*measure_start_, measure_bytes_, mid_at, mid_bytes);
+  const double second = rate_between(mid_at, mid_bytes, s.at, s.bytes);
   if (second >= settings_.steady * first) return true;
   ++restarts_;
   measure_start_ = mid_at;
@@ -275,8 +277,7 @@ std::optional<StreamStep> StreamController::observe(const PathSample& s) {
   if (!measure_mid_ && measured >= phase() / 2) measure_mid_.emplace(s.at, s.bytes);
   if (measured < phase() || s.bytes < measure_bytes_ + settings_.min_phase_bytes) return std::nullopt;
   if (!steady_or_restart(s)) return std::nullopt;
-  const double seconds = std::chrono::duration<double>(measured).count();
-  const double rate = static_cast<double>(s.bytes >= measure_bytes_ ? s.bytes - measure_bytes_ : 0) / seconds;
+  const double rate = rate_between(*measure_start_, measure_bytes_, s.at, s.bytes);
   StreamStep step = finish_phase(rate, std::chrono::duration<double>(s.at - start_).count());
   if (step.move == StreamMove::grow && !worth_growing(s, rate)) {
     step.move = StreamMove::settle;

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "report/svg_chart.hpp"
+#include "report/printf_number.hpp"
 #include "pxfer/common/units.hpp"
 
 namespace pxfer::report {
@@ -22,12 +23,6 @@ std::string cell(const std::string& text, bool numeric = false) {
   return std::string(numeric ? "<td class=\"num\">" : "<td>") + xml_escape(text) + "</td>";
 }
 
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
 std::string bytes_text(double bytes) {
   if (bytes <= 0) return "";
   auto b = static_cast<std::uint64_t>(bytes);
@@ -36,7 +31,7 @@ std::string bytes_text(double bytes) {
 
 std::string rate_text(const RunMeta& m) {
   if (m.rate_Bps <= 0) return "";
-  return fmt("%.1f MB/s", m.rate_Bps / 1e6) + fmt(" = %.2f Gbit/s", m.rate_Bps * 8 / 1e9);
+  return printf_number("%.1f MB/s", m.rate_Bps / 1e6) + printf_number(" = %.2f Gbit/s", m.rate_Bps * 8 / 1e9);
 }
 
 std::string files_text(const RunMeta& m) {
@@ -61,7 +56,7 @@ const std::vector<Field>& fields() {
       {"destination", [](const Run& r) { return r.meta.dest; }},
       {"bytes", [](const Run& r) { return bytes_text(r.meta.bytes); }},
       {"files", [](const Run& r) { return files_text(r.meta); }},
-      {"seconds", [](const Run& r) { return r.meta.seconds > 0 ? fmt("%.2f s", r.meta.seconds) : std::string(); }},
+      {"seconds", [](const Run& r) { return r.meta.seconds > 0 ? printf_number("%.2f s", r.meta.seconds) : std::string(); }},
       {"rate", [](const Run& r) { return rate_text(r.meta); }},
       {"streams", [](const Run& r) {
          if (!r.meta.stream_choice.empty()) return r.meta.stream_choice;
@@ -110,7 +105,7 @@ std::string stream_totals_table(const Run& r) {
   std::string out = "<table class=\"streams\">\n<tr><th>stream</th><th>bytes</th><th>share</th><th>intervals with Send-Q &gt; 0</th></tr>\n";
   for (const auto& t : r.stream_totals)
     out += "<tr>" + cell(std::to_string(t.stream), true) + cell(std::to_string(static_cast<std::uint64_t>(t.bytes)), true) +
-           cell(fmt("%.1f%%", t.share * 100), true) +
+           cell(printf_number("%.1f%%", t.share * 100), true) +
            cell(std::to_string(t.intervals_send_q) + " of " + std::to_string(t.intervals), true) + "</tr>\n";
   return out + "</table>\n";
 }
@@ -132,13 +127,13 @@ std::string path_section(const Run& r) {
   if (!r.path) return "";
   const PathCheck& p = *r.path;
   std::string out = "<h2>Path: " + xml_escape(r.label) + "</h2>\n<table class=\"path\">\n";
-  out += "<tr><th>round trip</th>" + cell(fmt("%.2f ms", p.rtt_s * 1000), true) + "</tr>\n";
-  out += "<tr><th>target</th>" + cell(fmt("%.2f Gbit/s", p.target_Bps * 8 / 1e9), true) + "</tr>\n";
+  out += "<tr><th>round trip</th>" + cell(printf_number("%.2f ms", p.rtt_s * 1000), true) + "</tr>\n";
+  out += "<tr><th>target</th>" + cell(printf_number("%.2f Gbit/s", p.target_Bps * 8 / 1e9), true) + "</tr>\n";
   out += "<tr><th>bandwidth-delay product</th>" + cell(bytes_text(p.bdp_bytes), true) + "</tr>\n";
-  if (p.loss > 0) out += "<tr><th>loss</th>" + cell(fmt("%.4f %%", p.loss * 100), true) + "</tr>\n";
+  if (p.loss > 0) out += "<tr><th>loss</th>" + cell(printf_number("%.4f %%", p.loss * 100), true) + "</tr>\n";
   out += "<tr><th>this host</th>" + cell(p.local) + "</tr>\n<tr><th>server</th>" + cell(p.remote) + "</tr>\n</table>\n";
   for (const auto& d : p.directions) {
-    out += "<p class=\"verdict\">" + xml_escape(d.name) + ": one stream " + fmt("%.1f MB/s", d.per_stream_Bps / 1e6) +
+    out += "<p class=\"verdict\">" + xml_escape(d.name) + ": one stream " + printf_number("%.1f MB/s", d.per_stream_Bps / 1e6) +
            " (window " + xml_escape(bytes_text(d.window_bytes)) + "); streams for the target: " +
            std::to_string(d.streams_needed) + "</p>\n<ul>\n";
     for (const auto& a : d.advice) out += "<li>" + xml_escape(a) + "</li>\n";

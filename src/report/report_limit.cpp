@@ -7,6 +7,7 @@
 #include "pxfer/core/report_html.hpp"
 #include "pxfer/core/transfer_limit.hpp"
 #include "report/svg_draw.hpp"
+#include "report/printf_number.hpp"
 
 namespace pxfer::report {
 namespace {
@@ -50,12 +51,6 @@ double batch_wait(const Run& r) {
   return span > 0 ? waited / span * r.meta.seconds : 0;
 }
 
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
 }  // namespace
 
 LimitEvidence limit_evidence(const Run& r) {
@@ -89,7 +84,7 @@ std::string final_rate_chart(const std::vector<Run>& runs) {
     out += draw::text(left - 8, y + 15, runs[i].label, "end");
     out += "<rect class=\"final-rate\" x=\"" + draw::n(left) + "\" y=\"" + draw::n(y + 3) + "\" width=\"" + draw::n(w) +
            "\" height=\"" + draw::n(row - 8) + "\" fill=\"" + palette_colour(static_cast<unsigned>(i) % palette_size) + "\"/>\n";
-    out += draw::text(left + w + 6, y + 15, fmt("%.1f MB/s", runs[i].meta.rate_Bps / 1e6));
+    out += draw::text(left + w + 6, y + 15, printf_number("%.1f MB/s", runs[i].meta.rate_Bps / 1e6));
   }
   return out + "</svg>\n";
 }

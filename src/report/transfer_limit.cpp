@@ -3,14 +3,10 @@
 #include <cmath>
 #include <cstdio>
 
+#include "report/printf_number.hpp"
+
 namespace pxfer {
 namespace {
-
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
 
 double segment_size(const LimitEvidence& e) { return e.mss > 0 ? e.mss : 1448; }
 
@@ -30,13 +26,13 @@ std::string evidence_of(const LimitEvidence& e) {
     if (!out.empty()) out += ", ";
     out += s;
   };
-  if (e.seconds > 0) add(fmt("%.1f MB/s", e.bytes / e.seconds / 1e6));
+  if (e.seconds > 0) add(printf_number("%.1f MB/s", e.bytes / e.seconds / 1e6));
   if (e.busy_streams) add("busy streams " + std::to_string(*e.busy_streams) + " of " + std::to_string(e.streams));
-  if (e.busy_streams || e.retransmits > 0) add(fmt("retransmits %.2f %%", retransmit_share(e) * 100));
-  if (e.rtt_s > 0) add(fmt("RTT %.2f ms", e.rtt_s * 1000));
-  if (window_cap_Bps(e) > 0) add(fmt("window cap %.1f MB/s", window_cap_Bps(e) / 1e6));
-  if (e.queue_wait_s > 0 || e.queued) add(fmt("queue wait %.1f s", e.queue_wait_s));
-  if (e.cpu_s && e.seconds > 0) add(fmt("CPU %.2f s per s", *e.cpu_s / e.seconds));
+  if (e.busy_streams || e.retransmits > 0) add(printf_number("retransmits %.2f %%", retransmit_share(e) * 100));
+  if (e.rtt_s > 0) add(printf_number("RTT %.2f ms", e.rtt_s * 1000));
+  if (window_cap_Bps(e) > 0) add(printf_number("window cap %.1f MB/s", window_cap_Bps(e) / 1e6));
+  if (e.queue_wait_s > 0 || e.queued) add(printf_number("queue wait %.1f s", e.queue_wait_s));
+  if (e.cpu_s && e.seconds > 0) add(printf_number("CPU %.2f s per s", *e.cpu_s / e.seconds));
   return out;
 }
 
@@ -60,11 +56,11 @@ Limit likely_limit(const LimitEvidence& e) {
   const unsigned half = (e.streams + 1) / 2;
   if (e.queue_wait_s > 0 && e.queue_wait_s >= 0.2 * (e.seconds + e.queue_wait_s)) {
     l.kind = LimitKind::queue;
-    l.sentence = std::string("Likely limit: the server's admission queue: the transfer waited") + fmt(" %.1f s", e.queue_wait_s) +
+    l.sentence = std::string("Likely limit: the server's admission queue: the transfer waited") + printf_number(" %.1f s", e.queue_wait_s) +
                  " for a slot (its --max-active); run when it is quieter or ask its operator for more slots.";
   } else if (retransmit_share(e) >= 0.001) {
     l.kind = LimitKind::loss;
-    l.sentence = std::string("Likely limit: packet loss on the path:") + fmt(" %.2f %%", retransmit_share(e) * 100) +
+    l.sentence = std::string("Likely limit: packet loss on the path:") + printf_number(" %.2f %%", retransmit_share(e) * 100) +
                  " of the segments were sent again; more streams (-p) share the loss, or try --congestion bbr.";
   } else if (e.busy_streams && *e.busy_streams >= half && e.streams > 0) {
     l.kind = LimitKind::window;
@@ -72,7 +68,7 @@ Limit likely_limit(const LimitEvidence& e) {
                  std::to_string(e.streams) + " streams had data waiting in most intervals; a larger -w or more streams (-p) help.";
   } else if (e.cpu_s && e.seconds > 0 && *e.cpu_s / e.seconds >= 0.9) {
     l.kind = LimitKind::cpu;
-    l.sentence = std::string("Likely limit: CPU: pxfer was busy") + fmt(" %.2f CPU-seconds a second", *e.cpu_s / e.seconds) +
+    l.sentence = std::string("Likely limit: CPU: pxfer was busy") + printf_number(" %.2f CPU-seconds a second", *e.cpu_s / e.seconds) +
                  " (checksums, encryption, copies); --checksum none or fewer --encrypt streams cost less.";
   } else if (e.busy_streams && e.streams > 0) {
     l.kind = LimitKind::disk;
