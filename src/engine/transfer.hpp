@@ -44,6 +44,11 @@ struct StreamStats {
   // The TCP figures last read while the socket was open, kept for the totals after it closed.
   std::mutex tcp_mutex;
   wire::StreamFigures last_tcp;
+  // Sender: where the next block goes (core/block_placement.hpp). The stream's rate (bytes/s) and
+  // when it will have put on the wire what it holds, as of its last look at the queue; a rate of
+  // 0 keeps it out of the other streams' reckoning (not sending, or shed).
+  std::atomic<double> send_rate{0};
+  std::atomic<std::chrono::steady_clock::rep> free_at{0};
 };
 
 enum class Role { send, receive };
@@ -190,6 +195,7 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
     std::string broke;  // why its last connection failed, until a new one attaches
   };
   awaitable<void> send_blocks(Connection& conn, StreamRun& run);
+  bool takes_next_block(StreamRun& run);
   awaitable<void> receive_acks(Connection& conn, StreamRun& run);
   awaitable<void> receive_blocks(Connection& conn, StreamRun& run);
   awaitable<void> ask_retire_if_shed(Connection& conn, StreamRun& run);

@@ -6,12 +6,21 @@
 #include <deque>
 #include <mutex>
 
+#include "pxfer/core/block_placement.hpp"
 #include "pxfer/core/rate_meter.hpp"
 #include "engine/transfer.hpp"
 
 namespace pxfer::transfer {
 
+// g++ 12 may destroy temporaries that live across a co_await twice, so every message sent from a
+// coroutine is a named object first.
 inline const wire::Message ping_message = wire::Ping{0};
+inline const wire::Message end_message = wire::End{};
+inline const wire::Message retire_message = wire::Retire{};
+
+// The unit of the read -> hash -> send (and receive -> hash -> write) pipeline inside a block:
+// small enough to stay in the L2 cache between steps, large enough to keep system calls few.
+inline constexpr std::uint32_t pipeline_chunk = 256 * 1024;
 
 // TCP_INFO of an open stream into its figures.
 void refresh_tcp(StreamStats& s, int fd);
@@ -29,6 +38,7 @@ struct Transfer::StreamRun {
   std::unique_ptr<BlockMac> mac;  // the MAC of this connection's blocks, in order
   std::unique_ptr<BlockDecompressor> decompressor;  // receiver, for compressed blocks
   std::vector<std::uint8_t> packed;                 // receiver: a compressed block's payload
+  std::vector<StreamLoad> loads;           // sender: the other streams, reused per block
   bool retire_sent = false;                // receiver: RETIRE went out (-p auto shed this stream)
   std::atomic<bool> retire_asked{false};   // sender: the receiver sent RETIRE; END after what is out
 

@@ -1,5 +1,6 @@
-// The data path of the engine: a stream slot's sender (blocks out, ACKs in, stall watch) and
-// receiver (blocks in, written, ACKed), and the per-stream TCP figures.
+// The data path of the engine: a stream slot's life, the sender's ACKs and stall watch, the
+// receiver (blocks in, written, ACKed), and the per-stream TCP figures. Blocks go out in
+// transfer_send.cpp.
 #include "transfer_internal.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -14,7 +15,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "io/mapped_block.hpp"
 #include "net/frame_io.hpp"
 #include "net/quiet_wait.hpp"
 #include "net/race.hpp"
@@ -26,7 +26,7 @@ namespace asio = boost::asio;
 
 awaitable<void> Transfer::run_stream(std::shared_ptr<Connection> conn, std::uint16_t index, MacKey block_key,
                                      CleanEnd clean_end) {
-  StreamRun run{.index = index, .stats = *stats_[index], .mutex = {}, .unacknowledged = {}, .idle = {}, .mac = {}, .decompressor = {}, .packed = {}};
+  StreamRun run{.index = index, .stats = *stats_[index], .mutex = {}, .unacknowledged = {}, .idle = {}, .mac = {}, .decompressor = {}, .packed = {}, .loads = {}};
   // Under TLS with cap_tls_bound_streams the record layer authenticates the blocks, and the
   // connection is bound to the transfer (its ATTACH_PROOF, or it is the control connection the
   // key comes from): a Poly1305 per block would cost ~0.1 CPU s per GiB at each end for nothing.
@@ -62,6 +62,7 @@ awaitable<void> Transfer::run_stream(std::shared_ptr<Connection> conn, std::uint
     }
     int expected = fd;
     run.stats.fd.compare_exchange_strong(expected, -1);
+    run.stats.send_rate.store(0);
   }
   if (failure) {
     conn->close();
@@ -95,153 +96,6 @@ awaitable<void> Transfer::run_stream(std::shared_ptr<Connection> conn, std::uint
   }
   if (clean_end) clean_end(conn);
   release_slot(index, *conn);
-}
-
-// g++ 12 may destroy temporaries that live across a co_await twice, so every message sent from a
-// coroutine is a named object first.
-const wire::Message end_message = wire::End{};
-const wire::Message retire_message = wire::Retire{};
-
-// The unit of the read -> hash -> send (and receive -> hash -> write) pipeline inside a block:
-// small enough to stay in the L2 cache between steps, large enough to keep system calls few.
-constexpr std::uint32_t pipeline_chunk = 256 * 1024;
-
-// Takes blocks from the shared queue until every block is acknowledged. A stream with nothing
-// to send stays open (a block another stream loses comes back to the queue), says it is alive
-// with a PING now and then, and sleeps until woken.
-awaitable<void> Transfer::send_blocks(Connection& conn, StreamRun& run) {
-  BlockBuffer buffer(largest_block());  // untouched while blocks go out from a mapping
-  std::optional<BlockCompressor> compressor;
-  if (settings_.compression.mode != CompressMode::none) compressor.emplace(settings_.compression);
-  const auto heartbeat = heartbeat_of(settings_);
-  for (;;) {
-    if (over() && !planner_.all_acknowledged()) co_return;  // failed: run_stream reports why
-    // -p auto shed it (here, or the receiver's RETIRE): END once its blocks are out.
-    if (run.index >= retire_from_.load() || run.retire_asked.load()) break;
-    std::optional<Block> block;
-    if (ready_) block = planner_.next();
-    if (block) {
-      {
-        std::lock_guard lock(run.mutex);
-        run.unacknowledged.push_back(*block);
-      }
-      if (compressor)
-        co_await send_compressible(conn, run, *block, buffer, *compressor);
-      else
-        co_await send_block(conn, run, *block, buffer);
-      run.sent();
-      continue;
-    }
-    if (ready_ && planner_.all_acknowledged()) break;
-    if (StreamRun::since(run.last_sent) >= heartbeat) {
-      co_await net::send_message(conn, ping_message);
-      run.sent();
-    }
-    run.idle->expires_after(heartbeat);
-    co_await run.idle->async_wait(asio::as_tuple(asio::use_awaitable));  // woken early by cancel
-  }
-  co_await net::send_message(conn, end_message);
-}
-
-awaitable<void> Transfer::send_block(Connection& conn, StreamRun& run, Block block, BlockBuffer& buffer) {
-  wire::BlockHeader header{block.offset, block.length, 0, block.length};
-  auto header_bytes = wire::encode_block_header(header);
-  run.mac->begin(header_bytes);
-  if (conn.tls() && block.length <= pipeline_chunk) co_return co_await send_whole_block(conn, run, block, header_bytes, buffer);
-  co_await conn.write_all(header_bytes);
-  // A clear stream sends straight from a mapping of the source: the hash and the MAC read the
-  // page cache and send() copies it into the socket, one copy per byte instead of two (mapping
-  // and unmapping the pages eat most of the saving: 0.325 -> 0.294 CPU s per GiB at the sender,
-  // docs/performance.md section 6; sendfile measured worse). Under TLS, OpenSSL reads the bytes
-  // in user space outside any guard against a truncation of the file (io/mapped_block.hpp), so
-  // those are read into the buffer.
-  std::optional<io::MappedBlock> mapped;
-  if (!conn.tls()) mapped = io::MappedBlock::map(source_->fd(), block.offset, block.length);
-  std::span<const std::uint8_t> data = mapped ? mapped->bytes() : std::span<const std::uint8_t>(buffer.first(block.length));
-  // Chunk by chunk: each chunk is hashed, MACed and copied into the socket while it is still in
-  // the CPU cache (a whole 4 MiB block would not fit).
-  BlockDigest digest{block.offset};
-  for (std::uint32_t done = 0; done < block.length;) {
-    std::uint32_t n = std::min(pipeline_chunk, block.length - done);
-    std::span<const std::uint8_t> chunk = data.subspan(done, n);
-    auto hash = [&] {
-      digest_->update(digest, chunk);
-      run.mac->update(chunk);
-    };
-    if (!mapped) {
-      source_->read_at(block.offset + done, std::span(buffer.data() + done, n));
-      hash();
-    } else if (!mapped->guarded(hash)) {
-      source_->shrank(block.offset + done);
-    }
-    try {
-      co_await conn.write_all(chunk, &run.stats.bytes);
-    } catch (const Error&) {
-      if (mapped) source_->check_unchanged();  // send() from a truncated mapping fails with EFAULT
-      throw;
-    }
-    done += n;
-  }
-  const BlockTag tag = run.mac->finish();
-  co_await conn.write_all(tag);
-  if (!mapped) {
-    digest_->complete(digest, data);
-  } else if (!mapped->guarded([&] { digest_->complete(digest, data); })) {
-    source_->shrank(block.offset);
-  }
-  run.stats.blocks.fetch_add(1, std::memory_order_relaxed);
-  wire_bytes_ += block.length;
-}
-
-// Under TLS, a block of one chunk (every small file) is read, hashed and MACed first and then
-// leaves in one write with its headers and tag: one run of TLS records and one send instead of
-// three of each.
-awaitable<void> Transfer::send_whole_block(Connection& conn, StreamRun& run, Block block,
-                                           std::span<const std::uint8_t> header_bytes, BlockBuffer& buffer) {
-  std::span<std::uint8_t> data = buffer.first(block.length);
-  source_->read_at(block.offset, data);
-  BlockDigest digest{block.offset};
-  digest_->update(digest, data);
-  run.mac->update(data);
-  const BlockTag tag = run.mac->finish();
-  // (g++ 12 miscompiles a braced list of spans inside co_await: "array used as initializer".)
-  std::vector<std::span<const std::uint8_t>> parts{header_bytes, data, tag};
-  co_await conn.write_parts(parts);
-  run.stats.bytes.fetch_add(block.length, std::memory_order_relaxed);
-  digest_->complete(digest, data);
-  run.stats.blocks.fetch_add(1, std::memory_order_relaxed);
-  wire_bytes_ += block.length;
-}
-
-// With compression the whole block must be read before it can be sent: read and hash it chunk
-// by chunk, compress it, and send the smaller of the two forms.
-awaitable<void> Transfer::send_compressible(Connection& conn, StreamRun& run, Block block,
-                                            BlockBuffer& buffer, BlockCompressor& compressor) {
-  std::span<std::uint8_t> data = buffer.first(block.length);
-  BlockDigest digest{block.offset};
-  for (std::uint32_t done = 0; done < block.length;) {
-    std::uint32_t n = std::min(pipeline_chunk, block.length - done);
-    source_->read_at(block.offset + done, data.subspan(done, n));
-    digest_->update(digest, data.subspan(done, n));
-    done += n;
-  }
-  digest_->complete(digest, data);
-  std::span<const std::uint8_t> packed = compressor.compress(data);
-  std::span<const std::uint8_t> payload = packed.empty() ? std::span<const std::uint8_t>(data) : packed;
-  wire::BlockHeader header{block.offset, block.length, packed.empty() ? 0u : std::uint32_t{wire::block_compressed_zstd},
-                           static_cast<std::uint32_t>(payload.size())};
-  auto header_bytes = wire::encode_block_header(header);
-  run.mac->begin(header_bytes);
-  run.mac->update(payload);
-  const BlockTag tag = run.mac->finish();
-  co_await conn.write_all(header_bytes);
-  auto start = Clock::now();
-  co_await conn.write_all(payload, packed.empty() ? &run.stats.bytes : nullptr);
-  co_await conn.write_all(tag);
-  compressor.sent(payload.size(), std::chrono::duration<double>(Clock::now() - start).count());
-  if (!packed.empty()) run.stats.bytes.fetch_add(block.length, std::memory_order_relaxed);
-  run.stats.blocks.fetch_add(1, std::memory_order_relaxed);
-  wire_bytes_ += payload.size();
 }
 
 awaitable<void> Transfer::receive_acks(Connection& conn, StreamRun& run) {

@@ -110,6 +110,7 @@ bool read_tcp_info(int fd, TcpSnapshot& out) {
   out.snd_wscale = info.tcpi_snd_wscale;
   out.rcv_wscale = info.tcpi_rcv_wscale;
   out.delivery_rate = info.tcpi_delivery_rate;
+  out.ssthresh = info.tcpi_snd_ssthresh;
   int outq = 0, nsd = 0;
   if (::ioctl(fd, SIOCOUTQ, &outq) == 0) out.outq_bytes = static_cast<std::uint32_t>(outq);
   if (::ioctl(fd, SIOCOUTQNSD, &nsd) == 0) out.unsent_bytes = static_cast<std::uint32_t>(nsd);

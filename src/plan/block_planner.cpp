@@ -8,6 +8,7 @@ BlockPlanner::BlockPlanner(std::uint64_t file_size, std::uint32_t block_size)
     : file_size_(file_size), block_size_(block_size) {
   if (block_size == 0) throw std::invalid_argument("block size must be positive");
   states_.assign(static_cast<std::size_t>((file_size + block_size - 1) / block_size), State::pending);
+  queued_bytes_ = file_size;
 }
 
 Block BlockPlanner::block_at(std::size_t index) const {
@@ -30,6 +31,7 @@ std::optional<Block> BlockPlanner::next() {
     requeued_.pop_front();
     if (states_[i] == State::pending) {
       states_[i] = State::in_flight;
+      queued_bytes_ -= block_at(i).length;
       return block_at(i);
     }
   }
@@ -37,6 +39,7 @@ std::optional<Block> BlockPlanner::next() {
     std::size_t i = next_fresh_++;
     if (states_[i] == State::pending) {
       states_[i] = State::in_flight;
+      queued_bytes_ -= block_at(i).length;
       return block_at(i);
     }
   }
@@ -58,6 +61,7 @@ void BlockPlanner::requeue(Block block) {
   auto i = index_of(block.offset);
   if (!i || states_[*i] != State::in_flight) return;
   states_[*i] = State::pending;
+  queued_bytes_ += block_at(*i).length;
   requeued_.push_back(*i);
 }
 
@@ -65,6 +69,7 @@ bool BlockPlanner::mark_done(std::uint64_t offset) {
   std::lock_guard lock(mutex_);
   auto i = index_of(offset);
   if (!i || states_[*i] == State::done) return false;
+  if (states_[*i] == State::pending) queued_bytes_ -= block_at(*i).length;
   states_[*i] = State::done;
   ++done_count_;
   done_bytes_ += block_at(*i).length;
@@ -79,6 +84,11 @@ bool BlockPlanner::is_block(const Block& block) const {
 bool BlockPlanner::all_acknowledged() const {
   std::lock_guard lock(mutex_);
   return done_count_ == states_.size();
+}
+
+std::uint64_t BlockPlanner::queued_bytes() const {
+  std::lock_guard lock(mutex_);
+  return queued_bytes_;
 }
 
 std::uint64_t BlockPlanner::acknowledged_bytes() const {

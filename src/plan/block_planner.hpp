@@ -34,6 +34,8 @@ class BlockPlanner {
   bool is_block(const Block& block) const;
 
   bool all_acknowledged() const;
+  // Bytes of the blocks no stream holds now: not handed out yet, or given back by requeue().
+  std::uint64_t queued_bytes() const;
   std::uint64_t acknowledged_bytes() const;
   std::uint64_t file_size() const { return file_size_; }
   std::uint32_t block_size() const { return block_size_; }
@@ -52,6 +54,7 @@ class BlockPlanner {
   std::deque<std::size_t> requeued_;
   std::size_t done_count_ = 0;
   std::uint64_t done_bytes_ = 0;
+  std::uint64_t queued_bytes_ = 0;  // blocks in State::pending
 };
 
 }  // namespace pxfer

@@ -34,6 +34,10 @@ struct TcpSnapshot {
   std::uint32_t unsent_bytes = 0;  // Send-Q: queued but not yet sent (SIOCOUTQ minus in flight)
   std::uint32_t outq_bytes = 0;    // SIOCOUTQ: bytes in the send queue not yet acknowledged
   std::uint64_t delivery_rate = 0; // bytes/s, kernel's estimate
+  // Slow start's threshold, in segments; `first_slow_start` (the kernel's "infinite") until the
+  // connection's first loss: cwnd still doubles each RTT and says little about its rate.
+  std::uint32_t ssthresh = 0;
+  static constexpr std::uint32_t first_slow_start = 0x7fffffff;
 };
 
 }  // namespace pxfer

@@ -292,5 +292,25 @@ TEST(BlockPlanner, FourThreadsWithoutRequeueHandOutEachBlockOnce) {
   EXPECT_TRUE(p.all_acknowledged());
 }
 
+TEST(BlockPlanner, CountsTheBytesNoStreamHolds) {
+  BlockPlanner p(10 * 4096 + 100, 4096);  // ten whole blocks and a short last one
+  EXPECT_EQ(p.queued_bytes(), 10u * 4096 + 100);
+  auto a = p.next();
+  auto b = p.next();
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(p.queued_bytes(), 8u * 4096 + 100);
+  p.requeue(*a);  // its stream died: the block is queued again
+  EXPECT_EQ(p.queued_bytes(), 9u * 4096 + 100);
+  p.requeue(*a);  // twice is once
+  EXPECT_EQ(p.queued_bytes(), 9u * 4096 + 100);
+  EXPECT_TRUE(p.mark_done(10 * 4096));  // the short last block, kept from an earlier attempt
+  EXPECT_EQ(p.queued_bytes(), 9u * 4096);
+  EXPECT_TRUE(p.acknowledge(b->offset));  // acknowledging a held block changes nothing queued
+  EXPECT_EQ(p.queued_bytes(), 9u * 4096);
+  while (auto n = p.next()) p.acknowledge(n->offset);
+  EXPECT_EQ(p.queued_bytes(), 0u);
+  EXPECT_TRUE(p.all_acknowledged());
+}
+
 }  // namespace
 }  // namespace pxfer
