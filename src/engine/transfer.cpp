@@ -225,10 +225,30 @@ void Transfer::check_complete() {
   {
     std::lock_guard lock(mutex_);
     for (const auto& slot : slots_)
-      if (slot.connection) return;
+      if (slot.connection) {
+        if (role_ == Role::send && settings_.block_copies) let_go_of_redundant_streams();
+        return;
+      }
   }
   signal_done();
   cancel_attach_deadline();
+}
+
+// Every block is where it belongs (cap_block_copies), so whatever a stream still carries is a copy
+// of a block acknowledged on another: a stream recovering from a burst loss would take seconds to
+// deliver it for nothing. On the sender (every block acknowledged) that is a stream still holding
+// unacknowledged blocks; on the receiver (COMMIT came, so the sender is done with every stream)
+// a stream that has not seen its END. Its connection is reset; run_stream ends it without a
+// failure (let_go_of). Caller holds mutex_.
+void Transfer::let_go_of_redundant_streams() {
+  if (streams_on_control_) return;  // never the control connection
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    auto& conn = slots_[i].connection;
+    if (!conn || stats_[i]->outstanding.load() == 0 || stats_[i]->let_go.exchange(true)) continue;
+    spdlog::debug("stream {}: every block it holds was acknowledged on another stream; closed", i);
+    abort_on_close(conn->socket().native_handle());
+    conn->close();
+  }
 }
 
 void Transfer::give_up_stream(std::uint16_t index, const Error& why) {

@@ -49,6 +49,11 @@ struct StreamStats {
   // 0 keeps it out of the other streams' reckoning (not sending, or shed).
   std::atomic<double> send_rate{0};
   std::atomic<std::chrono::steady_clock::rep> free_at{0};
+  // Sender: blocks this stream sent that it has no acknowledgement for; receiver: 1 until the
+  // sender's END. And whether the transfer let go of the stream because what it still carries
+  // is acknowledged on other streams (cap_block_copies).
+  std::atomic<std::uint32_t> outstanding{0};
+  std::atomic<bool> let_go{false};
 };
 
 enum class Role { send, receive };
@@ -153,6 +158,8 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   std::uint64_t resumed_bytes() const { return resumed_bytes_.load(); }
   // Data streams that broke or stalled and whose blocks went to other streams.
   std::uint64_t stream_recoveries() const { return recoveries_.load(); }
+  // Blocks sent a second time because their first copy was overdue (cap_block_copies).
+  std::uint64_t block_copies() const { return block_copies_.load(); }
   // Told of every stream that broke or stalled and was replaced (one line each).
   void on_stream_event(std::function<void(const std::string&)> listener) { stream_event_listener_ = std::move(listener); }
   // The control connection's part of the transfer, called by both ends after exchange_have:
@@ -196,6 +203,9 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   };
   awaitable<void> send_blocks(Connection& conn, StreamRun& run);
   bool takes_next_block(StreamRun& run);
+  std::optional<Block> next_block_for(StreamRun& run, bool& look_again_soon);
+  bool let_go_of(StreamRun& run);
+  void let_go_of_redundant_streams();
   awaitable<void> receive_acks(Connection& conn, StreamRun& run);
   awaitable<void> receive_blocks(Connection& conn, StreamRun& run);
   awaitable<void> ask_retire_if_shed(Connection& conn, StreamRun& run);
@@ -255,6 +265,7 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   std::vector<bool> resumed_;       // receiver: blocks kept from an earlier attempt
   std::atomic<std::uint64_t> resumed_bytes_{0};
   std::atomic<std::uint64_t> recoveries_{0};
+  std::atomic<std::uint64_t> block_copies_{0};
   std::atomic<std::uint16_t> retire_from_{0xffff};
   std::atomic<std::chrono::steady_clock::rep> control_heard_{std::chrono::steady_clock::now().time_since_epoch().count()};
   std::function<void(const std::string&)> stream_event_listener_;

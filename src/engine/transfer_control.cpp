@@ -182,6 +182,10 @@ awaitable<std::string> Transfer::commit_as_receiver(Connection& control) {
     received = co_await read_control(control);
   }
   auto commit = net::expect<wire::Commit>(std::move(received), control.peer());
+  if (settings_.block_copies && planner_.all_acknowledged()) {
+    std::lock_guard lock(mutex_);
+    let_go_of_redundant_streams();  // the sender is done with them: do not wait for a stalled one
+  }
   auto refuse = [&](Error error) -> awaitable<void> {
     wire::Message verdict = wire::Result{static_cast<std::uint16_t>(error.code()), "", error.what()};
     co_await net::send_message(control, verdict);

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 
 #include "io/mapped_block.hpp"
 #include "net/frame_io.hpp"
@@ -20,6 +21,9 @@ namespace asio = boost::asio;
 // A stream that left a block to a faster one looks at the queue again this soon: the faster one
 // may have slowed down, or the queue grown (a broken stream's blocks).
 constexpr std::chrono::milliseconds placement_recheck{20};
+// Seconds past its expected return after which a stream's figures no longer count (at least; half a
+// block's time at its rate when that is longer).
+constexpr double stale_after = 0.1;
 
 // Takes blocks from the shared queue until every block is acknowledged. A stream with nothing
 // to send stays open (a block another stream loses comes back to the queue), says it is alive
@@ -33,16 +37,13 @@ awaitable<void> Transfer::send_blocks(Connection& conn, StreamRun& run) {
     if (over() && !planner_.all_acknowledged()) co_return;  // failed: run_stream reports why
     // -p auto shed it (here, or the receiver's RETIRE): END once its blocks are out.
     if (run.index >= retire_from_.load() || run.retire_asked.load()) break;
-    std::optional<Block> block;
-    bool left_to_faster = false;
-    if (ready_) {
-      left_to_faster = !takes_next_block(run);
-      if (!left_to_faster) block = planner_.next();
-    }
+    bool look_again_soon = false;
+    std::optional<Block> block = next_block_for(run, look_again_soon);
     if (block) {
       {
         std::lock_guard lock(run.mutex);
         run.unacknowledged.push_back(*block);
+        run.stats.outstanding.store(static_cast<std::uint32_t>(run.unacknowledged.size()));
       }
       if (compressor)
         co_await send_compressible(conn, run, *block, buffer, *compressor);
@@ -56,11 +57,41 @@ awaitable<void> Transfer::send_blocks(Connection& conn, StreamRun& run) {
       co_await net::send_message(conn, ping_message);
       run.sent();
     }
-    run.idle->expires_after(left_to_faster ? placement_recheck : heartbeat);
+    run.idle->expires_after(look_again_soon ? std::min<std::chrono::milliseconds>(placement_recheck, heartbeat) : heartbeat);
     co_await run.idle->async_wait(asio::as_tuple(asio::use_awaitable));  // woken early by cancel
   }
   run.stats.send_rate.store(0);  // out of the other streams' reckoning
   co_await net::send_message(conn, end_message);
+}
+
+// The block this stream sends next: a fresh one when it is the stream for it (takes_next_block);
+// once none is left and this stream holds nothing, a second copy of a block overdue on another
+// (BlockPlanner::next_copy). `look_again_soon` when the answer may change within a recheck.
+std::optional<Block> Transfer::next_block_for(StreamRun& run, bool& look_again_soon) {
+  look_again_soon = false;
+  if (!ready_) return std::nullopt;
+  if (!takes_next_block(run)) {
+    look_again_soon = true;
+    return std::nullopt;
+  }
+  if (auto block = planner_.next()) return block;
+  if (!settings_.block_copies || planner_.all_acknowledged()) return std::nullopt;
+  look_again_soon = true;  // a block out on another stream may become overdue
+  {
+    std::lock_guard lock(run.mutex);
+    if (!run.unacknowledged.empty()) return std::nullopt;
+  }
+  const auto after = planner_.copy_after();
+  auto copy = planner_.next_copy();
+  if (copy) {
+    block_copies_ += 1;
+    char text[160];
+    std::snprintf(text, sizeof text, "block at offset %llu sent again on stream %u: its first copy is overdue (over %.1f s out)",
+                  static_cast<unsigned long long>(copy->offset), static_cast<unsigned>(run.index),
+                  std::chrono::duration<double>(after).count());
+    tell_stream_event(text);
+  }
+  return copy;
 }
 
 // Whether this stream takes the next block or leaves it to one that gets it onto the wire sooner
@@ -80,7 +111,11 @@ bool Transfer::takes_next_block(StreamRun& run) {
     const double rate = s.send_rate.load(std::memory_order_relaxed);
     if (rate <= 0 || s.fd.load(std::memory_order_relaxed) < 0) continue;
     const auto free_at = Clock::time_point(Clock::duration(s.free_at.load(std::memory_order_relaxed)));
-    run.loads.push_back({rate, std::max(0.0, std::chrono::duration<double>(free_at - now).count())});
+    const double backlog = std::chrono::duration<double>(free_at - now).count();
+    // Not back for a block well after it should have been: stuck (a stalled path, a burst loss),
+    // so its figures say nothing, and waiting for it would leave the blocks to no one.
+    if (-backlog > std::max(stale_after, 0.5 * settings_.block_size / rate)) continue;
+    run.loads.push_back({rate, std::max(0.0, backlog)});
   }
   const bool take = takes_block(self, run.loads, queued, settings_.block_size);
   const double busy = self.backlog + (take && self.rate > 0 ? settings_.block_size / self.rate : 0);

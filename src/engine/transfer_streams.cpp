@@ -42,6 +42,8 @@ awaitable<void> Transfer::run_stream(std::shared_ptr<Connection> conn, std::uint
   }
   const int fd = conn->socket().native_handle();
   run.stats.fd.store(fd);
+  run.stats.outstanding.store(role_ == Role::receive ? 1 : 0);
+  run.stats.let_go.store(false);
   std::optional<Error> failure;
   try {
     if (role_ == Role::send)
@@ -71,8 +73,13 @@ awaitable<void> Transfer::run_stream(std::shared_ptr<Connection> conn, std::uint
     {
       std::lock_guard lock(run.mutex);
       orphans.swap(run.unacknowledged);
+      run.stats.outstanding.store(0);
     }
     for (const auto& b : orphans) planner_.requeue(b);
+    if (let_go_of(run)) {
+      release_slot(index, *conn);
+      co_return;
+    }
     release_slot(index, *conn);
     std::optional<Error> first;
     {
@@ -110,6 +117,7 @@ awaitable<void> Transfer::receive_acks(Connection& conn, StreamRun& run) {
                                [&](const Block& b) { return b.offset == ack->offset; });
         ours = it != run.unacknowledged.end();
         if (ours) run.unacknowledged.erase(it);
+        run.stats.outstanding.store(static_cast<std::uint32_t>(run.unacknowledged.size()));
       }
       if (!ours || !planner_.acknowledge(ack->offset))
         throw Error(Errc::protocol, "acknowledgement for a block that was not sent (offset " +
@@ -173,6 +181,7 @@ awaitable<void> Transfer::receive_blocks(Connection& conn, StreamRun& run) {
         continue;
       }
       net::expect<wire::End>(std::move(message), conn.peer());
+      run.stats.outstanding.store(0);
       co_await net::send_message(conn, end_message);
       co_return;
     }
@@ -264,7 +273,18 @@ awaitable<void> Transfer::finish_received_block(Connection& conn, StreamRun& run
                                                 std::uint32_t adler) {
   const auto index = static_cast<std::size_t>(header.offset / settings_.block_size);
   bool first_time = false;
-  if (ledger_.claim(index) == BlockLedger::Claim::write) {
+  auto claim = ledger_.claim(index);
+  // A copy of a block another stream is writing now (cap_block_copies): acknowledged once that
+  // write is done, so that the sender's COMMIT cannot overtake it; if that write failed, the block
+  // is free again and this copy is written.
+  for (std::optional<asio::steady_timer> wait; claim == BlockLedger::Claim::duplicate && !ledger_.is_committed(index);) {
+    if (over()) throw Error(Errc::network, "stream " + std::to_string(run.index) + ": the transfer ended");
+    if (!wait) wait.emplace(co_await asio::this_coro::executor);
+    wait->expires_after(std::chrono::milliseconds(1));
+    co_await wait->async_wait(asio::use_awaitable);
+    claim = ledger_.claim(index);
+  }
+  if (claim == BlockLedger::Claim::write) {
     try {
       sink_->write_at(header.offset, data);
       digest_->complete(digest, data);
@@ -285,6 +305,15 @@ awaitable<void> Transfer::finish_received_block(Connection& conn, StreamRun& run
   co_await net::send_message(conn, ack);
   run.sent();
   if (first_time && planner_.all_acknowledged()) check_complete();
+}
+
+// A stream that broke but broke nothing (cap_block_copies): on the sender, one this side let go of
+// because every block it held was acknowledged on another stream; on the receiver, one that broke
+// after every block was in the file, which is the sender letting go of it. No recovery, no retry.
+bool Transfer::let_go_of(StreamRun& run) {
+  if (!settings_.block_copies) return false;
+  const bool let_go = run.stats.let_go.exchange(false);
+  return role_ == Role::send ? let_go : let_go || planner_.all_acknowledged();
 }
 
 awaitable<void> Transfer::wait_streams() {

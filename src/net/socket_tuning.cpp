@@ -117,6 +117,11 @@ bool read_tcp_info(int fd, TcpSnapshot& out) {
   return true;
 }
 
+void abort_on_close(int fd) {
+  linger abort{1, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &abort, sizeof abort);
+}
+
 void enable_keepalive(int fd, int idle_seconds) {
   int on = 1, idle = idle_seconds, interval = idle_seconds / 3 > 0 ? idle_seconds / 3 : 1, count = 3;
   ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);

@@ -79,6 +79,7 @@ ClientPlan client_plan(const ClientOptions& opt, const wire::Open& open, const w
   plan.settings.control_heartbeats = (caps & wire::cap_heartbeat) != 0;
   plan.settings.tls_bound_streams = (caps & wire::cap_tls_bound_streams) != 0;
   plan.settings.retire_streams = (caps & wire::cap_retire_streams) != 0;
+  plan.settings.block_copies = (caps & wire::cap_block_copies) != 0;
   plan.on_control = wire::moves_on_control(open.flags, ok.size, ok.block_size);
   // Fewer streams than blocks is the server's limit; fewer than asked but enough for every block
   // is only the file being small.
@@ -109,6 +110,7 @@ Settings server_settings(const wire::Open& open, const ServerPolicy& policy, std
   settings.control_heartbeats = (caps & wire::cap_heartbeat) != 0;
   settings.tls_bound_streams = (caps & wire::cap_tls_bound_streams) != 0;
   settings.retire_streams = (caps & wire::cap_retire_streams) != 0;
+  settings.block_copies = (caps & wire::cap_block_copies) != 0;
   return settings;
 }
 

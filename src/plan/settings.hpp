@@ -35,6 +35,9 @@ struct Settings {
   // Both ends offered wire::cap_retire_streams: a receiver may send RETIRE on a data stream and
   // the sender ends that stream cleanly (-p auto shedding the streams of a get).
   bool retire_streams = false;
+  // Both ends offered wire::cap_block_copies: the sender may send an overdue block again on an idle
+  // stream, and let go of a stream that holds only blocks acknowledged on another.
+  bool block_copies = false;
 };
 
 }  // namespace pxfer::transfer

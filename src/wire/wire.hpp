@@ -115,11 +115,16 @@ enum Capability : std::uint64_t {
   // RETIRE: a receiver may ask the sender to end a data stream cleanly (-p auto shedding streams
   // in a get, where the server sends).
   cap_retire_streams = 1u << 12,
+  // The end of a file (issue 39): a sender may send a block again on another stream when its first
+  // copy is overdue (a stream recovering from a burst loss); the receiver writes whichever copy
+  // arrives first, acknowledges a second copy only once the first is in the file, and takes a
+  // stream that breaks after every block is in the file for one the sender let go (no failure).
+  cap_block_copies = 1u << 13,
 };
 inline constexpr std::uint64_t our_capabilities = cap_block_acks | cap_admission | cap_on_control | cap_heartbeat |
                                                   cap_namespace | cap_tpc | cap_small_files | cap_tls_bound_streams |
                                                   cap_kept_streams | cap_small_channel | cap_stream_io |
-                                                  cap_tpc_auto_streams | cap_retire_streams;
+                                                  cap_tpc_auto_streams | cap_retire_streams | cap_block_copies;
 
 enum class Direction : std::uint8_t { put = 1, get = 2 };
 enum OpenFlags : std::uint32_t {

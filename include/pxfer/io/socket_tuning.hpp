@@ -30,6 +30,9 @@ std::string describe(const BufferGrant& grant);
 
 bool read_tcp_info(int fd, TcpSnapshot& out);
 
+// Closing the socket then drops what it has not delivered and resets the connection (SO_LINGER 0),
+// instead of the kernel delivering it for seconds after: for a stream whose data is redundant.
+void abort_on_close(int fd);
 // Enables TCP keepalive so idle control connections survive stateful firewalls.
 void enable_keepalive(int fd, int idle_seconds);
 

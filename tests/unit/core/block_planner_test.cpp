@@ -2,6 +2,8 @@
 // bookkeeping of acknowledgements, requeues and blocks already present.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -310,6 +312,75 @@ TEST(BlockPlanner, CountsTheBytesNoStreamHolds) {
   while (auto n = p.next()) p.acknowledge(n->offset);
   EXPECT_EQ(p.queued_bytes(), 0u);
   EXPECT_TRUE(p.all_acknowledged());
+}
+
+// The end of a file (issue 39): a block overdue on a stuck stream goes out a second time.
+TEST(BlockPlanner, SendsAnOverdueBlockAgainOnceNothingElseIsLeft) {
+  using namespace std::chrono_literals;
+  const Clock::time_point t0{};
+  BlockPlanner p(4 * 4096, 4096);
+  auto a = p.next(t0);  // the stuck stream's block
+  auto b = p.next(t0 + 100ms);
+  EXPECT_FALSE(p.next_copy(t0 + 10s)) << "blocks are still queued: those go first";
+  auto c = p.next(t0 + 100ms);
+  auto d = p.next(t0 + 100ms);
+  ASSERT_TRUE(a && b && c && d);
+  EXPECT_TRUE(p.acknowledge(b->offset, t0 + 300ms));  // blocks take 200 ms
+  EXPECT_TRUE(p.acknowledge(c->offset, t0 + 300ms));
+  EXPECT_EQ(p.copy_after(), BlockPlanner::min_copy_age) << "1.5 x 200 ms is under the floor";
+  EXPECT_FALSE(p.next_copy(t0 + 900ms)) << "not overdue yet";
+  auto copy = p.next_copy(t0 + 1100ms);
+  ASSERT_TRUE(copy);
+  EXPECT_EQ(*copy, *a) << "the block out longest";
+  auto second = p.next_copy(t0 + 1200ms);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(*second, *d);
+  EXPECT_FALSE(p.next_copy(t0 + 5s)) << "two copies at most";
+  // The copy arrives first; the stuck stream's acknowledgement may still follow, once.
+  EXPECT_TRUE(p.acknowledge(a->offset, t0 + 1300ms));
+  EXPECT_TRUE(p.acknowledge(a->offset, t0 + 9s));
+  EXPECT_FALSE(p.acknowledge(a->offset, t0 + 9s)) << "a third acknowledgement is a confused peer";
+  EXPECT_FALSE(p.acknowledge(b->offset, t0 + 9s)) << "a block sent once is acknowledged once";
+  EXPECT_TRUE(p.acknowledge(d->offset, t0 + 1300ms));
+  EXPECT_TRUE(p.all_acknowledged());
+}
+
+TEST(BlockPlanner, ALostCopyLeavesTheOtherOut) {
+  using namespace std::chrono_literals;
+  const Clock::time_point t0{};
+  BlockPlanner p(2 * 4096, 4096);
+  auto a = p.next(t0);
+  auto b = p.next(t0);
+  ASSERT_TRUE(a && b);
+  EXPECT_TRUE(p.acknowledge(b->offset, t0 + 100ms));
+  auto copy = p.next_copy(t0 + 2s);
+  ASSERT_TRUE(copy);
+  p.requeue(*a);  // one copy's stream broke: the other is still out, nothing is queued again
+  EXPECT_EQ(p.queued_bytes(), 0u);
+  EXPECT_FALSE(p.next());
+  EXPECT_TRUE(p.acknowledge(a->offset, t0 + 3s));
+  EXPECT_FALSE(p.acknowledge(a->offset, t0 + 3s)) << "the broken copy is never acknowledged";
+  // A block whose only copy is lost is queued again, as before.
+  BlockPlanner q(4096, 4096);
+  auto only = q.next(t0);
+  ASSERT_TRUE(only);
+  q.requeue(*only);
+  EXPECT_EQ(q.queued_bytes(), 4096u);
+  EXPECT_TRUE(q.next());
+}
+
+TEST(BlockPlanner, CopiesWaitOneAndAHalfTimesWhatBlocksTake) {
+  using namespace std::chrono_literals;
+  const Clock::time_point t0{};
+  BlockPlanner p(3 * 4096, 4096);
+  auto a = p.next(t0);
+  auto b = p.next(t0);
+  auto c = p.next(t0);
+  ASSERT_TRUE(a && b && c);
+  EXPECT_TRUE(p.acknowledge(b->offset, t0 + 2s));  // 2 s a block: a long path
+  EXPECT_EQ(p.copy_after(), 3s);
+  EXPECT_FALSE(p.next_copy(t0 + 2900ms));
+  EXPECT_TRUE(p.next_copy(t0 + 3s));
 }
 
 }  // namespace

@@ -125,6 +125,22 @@ TEST(Negotiate, BlocksRelyOnTlsOnlyWhenBothEndsOfferedTlsBoundStreams) {
   EXPECT_FALSE(client_plan(ClientOptions{}, open, ok, older).settings.tls_bound_streams);
 }
 
+TEST(Negotiate, BlocksGoOutTwiceOnlyWhenBothEndsOfferedBlockCopies) {
+  wire::Open open;
+  open.block_size = 1 << 20;
+  open.streams = 2;
+  wire::OpenOk ok;
+  ok.block_size = 1 << 20;
+  ok.size = 4u << 20;
+  // An older receiver would acknowledge a copy before the first one is written, and take the
+  // reset of a stream that carried one for a failure.
+  EXPECT_TRUE(server_settings(open, ServerPolicy{}, wire::our_capabilities).block_copies);
+  EXPECT_TRUE(client_plan(ClientOptions{}, open, ok, wire::our_capabilities).settings.block_copies);
+  const std::uint64_t older = wire::our_capabilities & ~std::uint64_t{wire::cap_block_copies};
+  EXPECT_FALSE(server_settings(open, ServerPolicy{}, older).block_copies);
+  EXPECT_FALSE(client_plan(ClientOptions{}, open, ok, older).settings.block_copies);
+}
+
 TEST(Negotiate, TheServerKeepsTheClientsStallTimeoutWithinBounds) {
   wire::Open open;
   open.block_size = 1 << 20;
