@@ -100,13 +100,13 @@ PY
 
 lines=()
 for round in $(seq "$ROUNDS"); do
-  rm -f "$LAB_WORK"/c1/* "$LAB_WORK"/c2/*
+  find "$LAB_WORK/c1" "$LAB_WORK/c2" -mindepth 1 -delete  # hidden partials too (a failed run)
   get 1 "$LAB_WORK/pair1.json" & a=$!
   get 2 "$LAB_WORK/pair2.json" & b=$!
   wait "$a" "$b"
   lines+=("round $round, two pxfer: $(share pair "$LAB_WORK/pair1.json" "$LAB_WORK/pair2.json")")
   lab_log "${lines[-1]}"
-  rm -f "$LAB_WORK"/c1/*
+  find "$LAB_WORK/c1" -mindepth 1 -delete
   ip netns exec "$LAB_NAME-a" iperf3 -c "$LAB_B" -P 1 -t 600 -J >"$LAB_WORK/iperf3.json" 2>&1 & i=$!
   sleep 2
   get 1 "$LAB_WORK/beside.json"

@@ -53,7 +53,7 @@ TEST_P(OverdueBlocks, AreSentAgainAndTheStalledStreamIsLetGo) {
   EXPECT_EQ(hidden_temporaries(put ? root : local), std::vector<std::string>{});
 }
 
-INSTANTIATE_TEST_SUITE_P(Directions, OverdueBlocks, ::testing::Values("put", "get"));
+INSTANTIATE_TEST_SUITE_P(Endgame, OverdueBlocks, ::testing::Values("put", "get"));
 
 }  // namespace
 }  // namespace pxfer::e2e
