@@ -76,11 +76,8 @@ awaitable<void> Transfer::run_stream(std::shared_ptr<Connection> conn, std::uint
       run.stats.outstanding.store(0);
     }
     for (const auto& b : orphans) planner_.requeue(b);
-    if (let_go_of(run)) {
-      release_slot(index, *conn);
-      co_return;
-    }
     release_slot(index, *conn);
+    if (let_go_of(run)) co_return;  // it broke nothing (cap_block_copies): no failure, no retry
     std::optional<Error> first;
     {
       std::lock_guard lock(mutex_);

@@ -2,6 +2,8 @@
 // the client's plan, all under the one table of limits.
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "pxfer/common/error.hpp"
 #include "pxfer/core/limits.hpp"
 #include "plan/negotiate.hpp"
@@ -110,35 +112,37 @@ TEST(Negotiate, TheServerRefusesOpenFlagsItDoesNotKnow) {
   EXPECT_NO_THROW(server_settings(open, ServerPolicy{}));
 }
 
-TEST(Negotiate, BlocksRelyOnTlsOnlyWhenBothEndsOfferedTlsBoundStreams) {
+// The settings both ends derive from the capabilities both confirmed, server's first: a setting
+// that needs both peers must come out alike at each end.
+std::pair<Settings, Settings> both_ends(std::uint64_t caps) {
   wire::Open open;
   open.block_size = 1 << 20;
   open.streams = 2;
   wire::OpenOk ok;
   ok.block_size = 1 << 20;
   ok.size = 4u << 20;
-  // Both ends decide alike from the capabilities both confirmed; an older peer keeps Poly1305.
-  EXPECT_TRUE(server_settings(open, ServerPolicy{}, wire::our_capabilities).tls_bound_streams);
-  EXPECT_TRUE(client_plan(ClientOptions{}, open, ok, wire::our_capabilities).settings.tls_bound_streams);
-  const std::uint64_t older = wire::our_capabilities & ~std::uint64_t{wire::cap_tls_bound_streams};
-  EXPECT_FALSE(server_settings(open, ServerPolicy{}, older).tls_bound_streams);
-  EXPECT_FALSE(client_plan(ClientOptions{}, open, ok, older).settings.tls_bound_streams);
+  return {server_settings(open, ServerPolicy{}, caps), client_plan(ClientOptions{}, open, ok, caps).settings};
+}
+
+TEST(Negotiate, BlocksRelyOnTlsOnlyWhenBothEndsOfferedTlsBoundStreams) {
+  // An older peer keeps Poly1305.
+  auto [server, client] = both_ends(wire::our_capabilities);
+  EXPECT_TRUE(server.tls_bound_streams);
+  EXPECT_TRUE(client.tls_bound_streams);
+  auto [old_server, old_client] = both_ends(wire::our_capabilities & ~std::uint64_t{wire::cap_tls_bound_streams});
+  EXPECT_FALSE(old_server.tls_bound_streams);
+  EXPECT_FALSE(old_client.tls_bound_streams);
 }
 
 TEST(Negotiate, BlocksGoOutTwiceOnlyWhenBothEndsOfferedBlockCopies) {
-  wire::Open open;
-  open.block_size = 1 << 20;
-  open.streams = 2;
-  wire::OpenOk ok;
-  ok.block_size = 1 << 20;
-  ok.size = 4u << 20;
   // An older receiver would acknowledge a copy before the first one is written, and take the
   // reset of a stream that carried one for a failure.
-  EXPECT_TRUE(server_settings(open, ServerPolicy{}, wire::our_capabilities).block_copies);
-  EXPECT_TRUE(client_plan(ClientOptions{}, open, ok, wire::our_capabilities).settings.block_copies);
-  const std::uint64_t older = wire::our_capabilities & ~std::uint64_t{wire::cap_block_copies};
-  EXPECT_FALSE(server_settings(open, ServerPolicy{}, older).block_copies);
-  EXPECT_FALSE(client_plan(ClientOptions{}, open, ok, older).settings.block_copies);
+  auto [server, client] = both_ends(wire::our_capabilities);
+  EXPECT_TRUE(server.block_copies);
+  EXPECT_TRUE(client.block_copies);
+  auto [old_server, old_client] = both_ends(wire::our_capabilities & ~std::uint64_t{wire::cap_block_copies});
+  EXPECT_FALSE(old_server.block_copies);
+  EXPECT_FALSE(old_client.block_copies);
 }
 
 TEST(Negotiate, TheServerKeepsTheClientsStallTimeoutWithinBounds) {
