@@ -76,8 +76,12 @@ std::string ec_pem(const json& jwk) {
   const std::string crv = jwk.value("crv", "");
   const char* group = crv == "P-256" ? "prime256v1" : crv == "P-384" ? "secp384r1" : crv == "P-521" ? "secp521r1" : nullptr;
   const std::size_t size = crv == "P-256" ? 32 : crv == "P-384" ? 48 : 66;
-  const std::string x = member(jwk, "x"), y = member(jwk, "y");
-  if (!group || x.size() != size || y.size() != size) return "";
+  std::string x = member(jwk, "x"), y = member(jwk, "y");
+  // RFC 7518 wants each coordinate at the curve's full size, but PyJWT before 2.8 (Debian 12's)
+  // drops its leading zero bytes, about one key in 128: the same number, padded back here.
+  if (!group || x.empty() || y.empty() || x.size() > size || y.size() > size) return "";
+  x.insert(0, size - x.size(), '\0');
+  y.insert(0, size - y.size(), '\0');
   const std::string point = std::string(1, '\x04') + x + y;  // uncompressed (SEC 1 2.3.3)
   Params build(OSSL_PARAM_BLD_new(), OSSL_PARAM_BLD_free);
   if (!build || !OSSL_PARAM_BLD_push_utf8_string(build.get(), OSSL_PKEY_PARAM_GROUP_NAME, group, 0) ||
