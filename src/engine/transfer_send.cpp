@@ -84,7 +84,6 @@ std::optional<Block> Transfer::next_block_for(StreamRun& run, bool& look_again_s
   const auto after = planner_.copy_after();
   auto copy = planner_.next_copy();
   if (copy) {
-    block_copies_ += 1;
     char text[160];
     std::snprintf(text, sizeof text, "block at offset %llu sent again on stream %u: its first copy is overdue (over %.1f s out)",
                   static_cast<unsigned long long>(copy->offset), static_cast<unsigned>(run.index),
