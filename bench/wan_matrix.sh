@@ -124,7 +124,9 @@ run_tool() {
     *) echo "unknown-tool"; return ;;
   esac
   start=$(date +%s.%N)
+  lab_watch_begin
   timeout -k 5 "$LIMIT" "${cmd[@]}" >"$LAB_WORK/run.out" 2>&1 || rc=$?
+  lab_watch_end "$LAB_WORK/run.watch"
   [[ -n $KEEP ]] && mkdir -p "$KEEP" && cp "$LAB_WORK/run.out" "$KEEP/rtt$rtt-$tool-$(date +%H%M%S).out"
   if [[ $rc -eq 124 ]]; then echo cut; return; fi
   if [[ $rc -ne 0 ]]; then lab_log "$tool failed ($rc): $(tail -2 "$LAB_WORK/run.out" | tr '\n' ' ')"; echo failed; return; fi
@@ -148,6 +150,8 @@ mkdir -p "$(dirname "$OUT")"
   echo
 } >"$OUT"
 declare -A results
+# watch_text: "busy 93 %, emulator 71 %, wan0 drops 0/0" from the last run's lab_watch_end.
+watch_text() { awk '{ printf "machine busy %s %%, emulator %s %% of a core, wan0 drops %s/%s", $1, $2, $3, $4 }' "$LAB_WORK/run.watch"; }
 for cc in $CCS; do
   for rtt in $RTTS; do
     for loss in $LOSSES; do
@@ -158,11 +162,13 @@ for cc in $CCS; do
       start_peers || { echo "bench/wan_matrix.sh: a peer server did not start" >&2; exit 1; }
       cell="RTT $rtt ms, loss $loss %, $cc"
       lab_log "$cell"
+      runs=""
       for round in $(seq "$ROUNDS"); do
         for tool in $TOOLS; do
           s=$(run_tool "$tool" "$rtt")
-          lab_log "  round $round $tool: $s s ($(mbit "$s") Mbit/s)"
+          lab_log "  round $round $tool: $s s ($(mbit "$s") Mbit/s; $(watch_text))"
           results["$cell|$tool"]+="$(mbit "$s") "
+          runs+="| $tool | $round | $(mbit "$s") | $(awk '{ print $1 " | " $2 " | " $3 "/" $4 }' "$LAB_WORK/run.watch") |"$'\n'
         done
       done
       stop_peers
@@ -175,6 +181,15 @@ for cc in $CCS; do
         for tool in $TOOLS; do
           echo "| $tool | $(median <<<"${results["$cell|$tool"]}") | ${results["$cell|$tool"]}|"
         done
+        echo
+        # Whether the emulator kept up: wan0 drops are packets the kernel dropped before the
+        # emulator read them, and an emulator near 100 % of its core cannot forward faster.
+        echo "Each run: machine busy % of all cores, the emulator's CPU % of one core, wan0 drops a/b."
+        echo "$(lab_counters)."
+        echo
+        echo "| tool | round | Mbit/s | machine busy % | emulator CPU % | wan0 drops a/b |"
+        echo "|---|---:|---:|---:|---:|---|"
+        printf '%s' "$runs"
         echo
       } >>"$OUT"
     done

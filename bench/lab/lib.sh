@@ -182,24 +182,35 @@ _lab_tx_drops() {
   echo $((${q:-0} + ${l:-0}))
 }
 
+# lab_watch_begin / lab_watch_end OUT: the machine around one run of any tool. lab_watch_end writes
+# "machine_busy_pct emulator_cpu_pct wan0_drops_a wan0_drops_b" to OUT: a run with wan0 drops or an
+# emulator near 100 % of its core was held back by the emulator, not by the path it emulates.
+lab_watch_begin() {
+  _LAB_WATCH_DA=$(_lab_tx_drops "$LAB_NAME-a"); _LAB_WATCH_DB=$(_lab_tx_drops "$LAB_NAME-b")
+  _LAB_WATCH_CPU=$(_lab_cpu_now)
+}
+lab_watch_end() {
+  local after
+  after=$(_lab_cpu_now)
+  awk -v b="$_LAB_WATCH_CPU" -v a="$after" -v hz="$(getconf CLK_TCK)" -v n="$(nproc)" 'BEGIN {
+    split(b, x, " "); split(a, y, " "); dt = y[1] - x[1]
+    if (dt <= 0) { printf "0 0"; exit }
+    busy = 100 * (1 - (y[2] - x[2]) / dt)
+    secs = dt / hz / n                  # /proc/stat counts ticks of all cores
+    printf "%.0f %.0f", busy, (secs > 0 ? 100 * (y[3] - x[3]) / hz / secs : 0) }' >"$1"
+  echo " $(($(_lab_tx_drops "$LAB_NAME-a") - _LAB_WATCH_DA)) $(($(_lab_tx_drops "$LAB_NAME-b") - _LAB_WATCH_DB))" >>"$1"
+}
+
 # lab_pxfer SECONDS OUT ARGS...: runs `pxfer ARGS --json` inside NAME-a, interrupted (SIGINT)
 # after SECONDS if still running. NDJSON goes to OUT, stderr to OUT.err, and
 # "machine_busy_pct emulator_cpu_pct wan0_drops_a wan0_drops_b" to OUT.cpu.
 # Prints pxfer's exit status (124 = time limit).
 lab_pxfer() {
   local limit=$1 out=$2; shift 2
-  local before after rc=0 da db
-  da=$(_lab_tx_drops "$LAB_NAME-a"); db=$(_lab_tx_drops "$LAB_NAME-b")
-  before=$(_lab_cpu_now)
+  local rc=0
+  lab_watch_begin
   ip netns exec "$LAB_NAME-a" timeout -s INT -k 5 "$limit" "$LAB_PXFER" "$@" --json >"$out" 2>"$out.err" || rc=$?
-  after=$(_lab_cpu_now)
-  awk -v b="$before" -v a="$after" -v hz="$(getconf CLK_TCK)" -v n="$(nproc)" 'BEGIN {
-    split(b, x, " "); split(a, y, " "); dt = y[1] - x[1]
-    if (dt <= 0) { printf "0 0"; exit }
-    busy = 100 * (1 - (y[2] - x[2]) / dt)
-    secs = dt / hz / n                  # /proc/stat counts ticks of all cores
-    printf "%.0f %.0f", busy, (secs > 0 ? 100 * (y[3] - x[3]) / hz / secs : 0) }' >"$out.cpu"
-  echo " $(($(_lab_tx_drops "$LAB_NAME-a") - da)) $(($(_lab_tx_drops "$LAB_NAME-b") - db))" >>"$out.cpu"
+  lab_watch_end "$out.cpu"
   echo "$rc"
 }
 
