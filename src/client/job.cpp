@@ -238,6 +238,8 @@ void finish_summary(Job& job, transfer::Transfer& t, Progress& progress, Clock::
   s.wire_bytes = t.wire_bytes();
   s.resumed_bytes = t.resumed_bytes();
   s.stream_recoveries = t.stream_recoveries();
+  s.block_copies = t.block_copies();
+  s.streams_let_go = t.streams_let_go();
   IntervalReport last = progress.sample();
   if (job.options.stream_stats) s.stream_totals = progress.totals();
   if (job.listener) {

@@ -158,6 +158,12 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   std::uint64_t resumed_bytes() const { return resumed_bytes_.load(); }
   // Data streams that broke or stalled and whose blocks went to other streams.
   std::uint64_t stream_recoveries() const { return recoveries_.load(); }
+  // Blocks sent a second time because their first copy was overdue (cap_block_copies): as the
+  // sender, the copies this side sent; as the receiver, blocks that arrived when already in the
+  // file (such a copy, or a block whose ACK died with a broken stream).
+  std::uint64_t block_copies() const { return block_copies_.load(); }
+  // Data streams reset because all they still carried were copies of blocks already in the file.
+  std::uint64_t streams_let_go() const { return streams_let_go_.load(); }
   // Told of every stream that broke or stalled and was replaced (one line each).
   void on_stream_event(std::function<void(const std::string&)> listener) { stream_event_listener_ = std::move(listener); }
   // The control connection's part of the transfer, called by both ends after exchange_have:
@@ -263,6 +269,7 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   std::vector<bool> resumed_;       // receiver: blocks kept from an earlier attempt
   std::atomic<std::uint64_t> resumed_bytes_{0};
   std::atomic<std::uint64_t> recoveries_{0};
+  std::atomic<std::uint64_t> block_copies_{0}, streams_let_go_{0};
   std::atomic<std::uint16_t> retire_from_{0xffff};
   std::atomic<std::chrono::steady_clock::rep> control_heard_{std::chrono::steady_clock::now().time_since_epoch().count()};
   std::function<void(const std::string&)> stream_event_listener_;

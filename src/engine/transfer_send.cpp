@@ -25,6 +25,8 @@ constexpr std::chrono::milliseconds placement_recheck{20};
 // block's time at its rate when that is longer).
 constexpr double stale_after = 0.1;
 
+std::uint32_t copy_flag(const Block& block) { return block.copy ? std::uint32_t{wire::block_copy} : 0u; }
+
 // Takes blocks from the shared queue until every block is acknowledged. A stream with nothing
 // to send stays open (a block another stream loses comes back to the queue), says it is alive
 // with a PING now and then, and sleeps until woken.
@@ -84,6 +86,7 @@ std::optional<Block> Transfer::next_block_for(StreamRun& run, bool& look_again_s
   const auto after = planner_.copy_after();
   auto copy = planner_.next_copy();
   if (copy) {
+    block_copies_ += 1;
     char text[160];
     std::snprintf(text, sizeof text, "block at offset %llu sent again on stream %u: its first copy is overdue (over %.1f s out)",
                   static_cast<unsigned long long>(copy->offset), static_cast<unsigned>(run.index),
@@ -127,7 +130,7 @@ bool Transfer::takes_next_block(StreamRun& run) {
 }
 
 awaitable<void> Transfer::send_block(Connection& conn, StreamRun& run, Block block, BlockBuffer& buffer) {
-  wire::BlockHeader header{block.offset, block.length, 0, block.length};
+  wire::BlockHeader header{block.offset, block.length, copy_flag(block), block.length};
   auto header_bytes = wire::encode_block_header(header);
   run.mac->begin(header_bytes);
   if (conn.tls() && block.length <= pipeline_chunk) co_return co_await send_whole_block(conn, run, block, header_bytes, buffer);
@@ -211,7 +214,8 @@ awaitable<void> Transfer::send_compressible(Connection& conn, StreamRun& run, Bl
   digest_->complete(digest, data);
   std::span<const std::uint8_t> packed = compressor.compress(data);
   std::span<const std::uint8_t> payload = packed.empty() ? std::span<const std::uint8_t>(data) : packed;
-  wire::BlockHeader header{block.offset, block.length, packed.empty() ? 0u : std::uint32_t{wire::block_compressed_zstd},
+  wire::BlockHeader header{block.offset, block.length,
+                           copy_flag(block) | (packed.empty() ? 0u : std::uint32_t{wire::block_compressed_zstd}),
                            static_cast<std::uint32_t>(payload.size())};
   auto header_bytes = wire::encode_block_header(header);
   run.mac->begin(header_bytes);

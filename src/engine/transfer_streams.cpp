@@ -269,6 +269,7 @@ awaitable<void> Transfer::finish_received_block(Connection& conn, StreamRun& run
                                                 std::span<const std::uint8_t> data, BlockDigest& digest,
                                                 std::uint32_t adler) {
   const auto index = static_cast<std::size_t>(header.offset / settings_.block_size);
+  if (header.flags & wire::block_copy) block_copies_ += 1;
   bool first_time = false;
   auto claim = ledger_.claim(index);
   // A copy of a block another stream is writing now (cap_block_copies): acknowledged once that
@@ -310,7 +311,9 @@ awaitable<void> Transfer::finish_received_block(Connection& conn, StreamRun& run
 bool Transfer::let_go_of(StreamRun& run) {
   if (!settings_.block_copies) return false;
   const bool let_go = run.stats.let_go.exchange(false);
-  return role_ == Role::send ? let_go : let_go || planner_.all_acknowledged();
+  const bool counted = role_ == Role::send ? let_go : let_go || planner_.all_acknowledged();
+  if (counted) streams_let_go_ += 1;
+  return counted;
 }
 
 awaitable<void> Transfer::wait_streams() {

@@ -62,7 +62,9 @@ std::optional<Block> BlockPlanner::next_copy(Clock::time_point now) {
     if (states_[i] == State::in_flight && copies_[i] == 1 && (!oldest || handed_at_[i] < handed_at_[*oldest])) oldest = i;
   if (!oldest || now - handed_at_[*oldest] < after) return std::nullopt;
   copies_[*oldest] = 2;
-  return block_at(*oldest);
+  Block copy = block_at(*oldest);
+  copy.copy = true;
+  return copy;
 }
 
 bool BlockPlanner::acknowledge(std::uint64_t offset, Clock::time_point now) {

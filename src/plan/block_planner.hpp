@@ -21,6 +21,7 @@ namespace pxfer {
 struct Block {
   std::uint64_t offset = 0;
   std::uint32_t length = 0;
+  bool copy = false;  // a second copy of a block overdue on another stream (next_copy)
   bool operator==(const Block&) const = default;
 };
 

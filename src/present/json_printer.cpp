@@ -190,6 +190,8 @@ std::string json_summary(const IntervalReport& report, const TransferSummary& s)
             {"wire_bytes", s.wire_bytes},
             {"resumed_bytes", s.resumed_bytes},
             {"stream_recoveries", s.stream_recoveries},
+            {"block_copies", s.block_copies},
+            {"streams_let_go", s.streams_let_go},
             {"attempts", s.attempts},
             {"checksum", {{"algorithm", checksum_name(s.checksum)}, {"value", s.checksum_value}}},
             {"buffers", {{"local", buffers_json(s.local_buffers)}, {"remote", buffers_json(s.remote_buffers)}}},

@@ -21,7 +21,7 @@ DecodeStatus decode_block_header(const FrameHeader& header, std::span<const std:
   b.flags = r.u32();
   b.wire_length = header.length - static_cast<std::uint32_t>(block_header_size + block_tag_size);
   if (b.raw_length == 0 || b.raw_length > max_block_size) return DecodeStatus::bad_field;
-  if ((b.flags & ~std::uint32_t{block_compressed_zstd}) != 0) return DecodeStatus::bad_field;
+  if ((b.flags & ~std::uint32_t{block_compressed_zstd | block_copy}) != 0) return DecodeStatus::bad_field;
   if (!(b.flags & block_compressed_zstd) && b.wire_length != b.raw_length) return DecodeStatus::bad_field;
   // A compressed block is only sent when it shrank, so it is never longer than its data.
   if ((b.flags & block_compressed_zstd) && (b.wire_length == 0 || b.wire_length >= b.raw_length)) return DecodeStatus::bad_field;

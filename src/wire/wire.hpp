@@ -149,7 +149,9 @@ constexpr bool moves_on_control(std::uint32_t open_flags, std::uint64_t size, st
 inline constexpr std::size_t max_auth_token = 8192;
 inline constexpr std::size_t max_identity_length = 1024;
 enum AuthRights : std::uint8_t { right_read = 1u << 0, right_write = 1u << 1 };
-enum BlockFlags : std::uint32_t { block_compressed_zstd = 1u << 0 };
+// block_copy: a second copy of a block whose first is overdue on another stream (cap_block_copies);
+// the receiver only counts it, for the summary.
+enum BlockFlags : std::uint32_t { block_compressed_zstd = 1u << 0, block_copy = 1u << 1 };
 
 
 struct FrameHeader {

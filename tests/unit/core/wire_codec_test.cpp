@@ -454,6 +454,8 @@ TEST(WireCodec, BlockHeaderRoundTrips) {
       {std::uint64_t{1} << 40, max_block_size, 0, max_block_size},
       {12345 * std::uint64_t{min_block_size}, 4096, block_compressed_zstd, 100},
       {0, max_block_size, block_compressed_zstd, 1},
+      {8192, 4096, block_copy, 4096},                       // a second copy (cap_block_copies)
+      {8192, 4096, block_copy | block_compressed_zstd, 99},
       {std::numeric_limits<std::uint64_t>::max() - 4096, 4096, 0, 4096},  // last byte at 2^64-1
   };
   for (const auto& b : blocks) {
@@ -841,7 +843,7 @@ TEST(WireCodec, BlockWithBadFieldsIsBadField) {
   EXPECT_EQ(decode_block({0, 0, block_compressed_zstd, 10}), DecodeStatus::bad_field) << "raw_length 0, compressed";
   EXPECT_EQ(decode_block({0, max_block_size + 1, block_compressed_zstd, 10}), DecodeStatus::bad_field)
       << "raw_length over max_block_size";
-  EXPECT_EQ(decode_block({0, 4096, 1u << 1, 4096}), DecodeStatus::bad_field) << "unknown flag bit 1";
+  EXPECT_EQ(decode_block({0, 4096, 1u << 2, 4096}), DecodeStatus::bad_field) << "unknown flag bit 2";
   EXPECT_EQ(decode_block({0, 4096, 1u << 31, 4096}), DecodeStatus::bad_field) << "unknown flag bit 31";
   EXPECT_EQ(decode_block({0, 4096, block_compressed_zstd | (1u << 5), 100}), DecodeStatus::bad_field)
       << "known and unknown flags";
