@@ -278,9 +278,7 @@ std::optional<StreamStep> StreamController::observe(const PathSample& s) {
   if (measured < phase() || s.bytes < measure_bytes_ + settings_.min_phase_bytes) return std::nullopt;
   if (!steady_or_restart(s)) return std::nullopt;
   const double rate = rate_between(*measure_start_, measure_bytes_, s.at, s.bytes);
-  const bool checking = recheck_.has_value();
-  StreamStep step = checking ? finish_recheck(rate, std::chrono::duration<double>(s.at - start_).count())
-                             : finish_phase(rate, std::chrono::duration<double>(s.at - start_).count());
+  StreamStep step = finish_phase(rate, std::chrono::duration<double>(s.at - start_).count());
   if (step.move == StreamMove::grow && !worth_growing(s, rate)) {
     step.move = StreamMove::settle;
     step.to = target_;
@@ -289,33 +287,8 @@ std::optional<StreamStep> StreamController::observe(const PathSample& s) {
   }
   if (step.move == StreamMove::grow || step.move == StreamMove::shed) start_phase(step.to, s.at);
   if (step.move == StreamMove::grow) grew_while_loss_bound_ = recent && loss_bound(s, *recent);
-  if (step.move == StreamMove::shed) recheck_.emplace(step.from, step.rate_Bps);
-  else if (step.move != StreamMove::grow || checking) settled_ = true;
-  // A check that confirmed the shed changes nothing: no step to tell.
-  if (checking && step.move == StreamMove::settle) return std::nullopt;
+  if (step.move != StreamMove::grow) settled_ = true;
   steps_.push_back(step);
-  return step;
-}
-
-// The phase after a shed (recheck_): back to the count shed when the fewer streams now carry
-// clearly less than they first measured and less than it did, else kept.
-StreamStep StreamController::finish_recheck(double rate, double at_s) {
-  const auto [shed_count, shed_rate] = *std::exchange(recheck_, std::nullopt);
-  StreamStep step;
-  step.at_s = at_s;
-  step.from = target_;
-  step.to = target_;
-  step.move = StreamMove::settle;
-  step.rate_Bps = rate;
-  step.best_Bps = best_rate_;
-  if (rate >= settings_.recheck_share * best_rate_ || rate >= shed_rate) return step;
-  step.move = StreamMove::grow;
-  step.to = shed_count;
-  step.reason = "after the shed " + std::to_string(target_) + " streams carry " + mbit(rate) + " Mbit/s, not the " +
-                mbit(best_rate_) + " they measured (that was slow start's overshoot): back to the " +
-                std::to_string(shed_count) + " that carried " + mbit(shed_rate);
-  why_ = std::to_string(shed_count) + " streams again: " + std::to_string(target_) + " held " + mbit(rate) +
-         " Mbit/s after a shed, " + std::to_string(shed_count) + " had carried " + mbit(shed_rate);
   return step;
 }
 

@@ -19,9 +19,7 @@
 //                                   added or for most of the phase (measured in an overshoot, they
 //                                   took from no one)
 //   the same when it cannot shed -> keep this count: the aggregate stopped growing
-// and then holds. A shed is checked with one more phase: it assumed the fewer streams carry what
-// they measured before; when they now carry less than `recheck_share` of that and less than the
-// count shed, their figure was an overshoot, and the controller goes back to that count, once. RTT, retransmits and cwnd are the evidence told with the decision; the aggregate
+// and then holds. RTT, retransmits and cwnd are the evidence told with the decision; the aggregate
 // is what decides, since it is what the user waits for.
 //
 // Growing into room, without a phase: slow start shows what the path carries (the peak); on a long
@@ -97,10 +95,6 @@ struct StreamControllerSettings {
   // A sender counts acknowledged blocks, a whole block at a time: a phase also lasts until this
   // much moved, so one block more or less is a small share of it (32 blocks: +-3 %).
   std::uint64_t min_phase_bytes = 0;
-  // After a shed the fewer streams measured this share of their first figure, or less: it was an
-  // overshoot (50 ms, 0.01 %: 18 streams measured 588 Mbit/s with a 150 ms queue, 36 gave 615, and
-  // the 18 kept held ~330 for the last 12 s of the GiB). A shared path gives them their figure back.
-  double recheck_share = 0.8;
 };
 
 // One look at the transfer, every few hundred milliseconds.
@@ -153,7 +147,6 @@ class StreamController {
   bool no_queue(const PathSample& s) const;  // the RTT is near the lowest seen
   Clock::duration phase() const;
   StreamStep finish_phase(double rate, double at_s);
-  StreamStep finish_recheck(double rate, double at_s);
   void start_phase(std::uint16_t count, Clock::time_point at);
   std::optional<double> recent_rate(const PathSample& s);  // also keeps the peak
   Clock::duration peak_window() const;
@@ -184,8 +177,6 @@ class StreamController {
   // Loss held the streams back with no queue when this phase added streams: a full link queues, so
   // the added ones cannot have taken a neighbour's share; what they measured worse was an overshoot.
   bool grew_while_loss_bound_ = false;
-  // A shed waiting for its check: the count shed and what it measured.
-  std::optional<std::pair<std::uint16_t, double>> recheck_;
   bool sized_for_rtt_ = false;  // the start was sized from an RTT
   std::optional<StreamStep> sized_start_;  // sized at construction, told on the first sample
   std::deque<std::pair<Clock::time_point, std::uint64_t>> recent_;  // (at, bytes) over peak_window()
