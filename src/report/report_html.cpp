@@ -67,6 +67,11 @@ const std::vector<Field>& fields() {
          for (const auto& s : r.meta.stream_steps) out += (out.empty() ? "" : "; ") + s;
          return out;
        }},
+      {"end of the file", [](const Run& r) {
+         if (r.meta.block_copies == 0 && r.meta.streams_let_go == 0) return std::string();
+         return printf_number("%.0f blocks sent twice (first copy overdue), ", r.meta.block_copies) +
+                printf_number("%.0f slow streams let go", r.meta.streams_let_go);
+       }},
       {"most files in flight", [](const Run& r) { return r.meta.max_in_flight ? std::to_string(r.meta.max_in_flight) : std::string(); }},
       {"block size", [](const Run& r) { return r.meta.block_size > 0 ? format_size(static_cast<std::uint64_t>(r.meta.block_size)) : std::string(); }},
       {"buffers granted", [](const Run& r) { return r.meta.buffers; }},

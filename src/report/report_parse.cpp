@@ -86,6 +86,8 @@ void on_summary(Run& r, const json& j) {
   m.rate_Bps = num(j, "rate_Bps");
   m.congestion = str(j, "congestion");
   m.stream_choice = str(j, "streams_auto");
+  m.block_copies = num(j, "block_copies");
+  m.streams_let_go = num(j, "streams_let_go");
   m.protection = str(j, "protection");
   m.identity = str(j, "identity");
   if (m.version.empty()) m.version = str(j, "version");

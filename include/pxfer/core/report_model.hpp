@@ -92,6 +92,8 @@ struct RunMeta {
   unsigned streams = 0;   // per file
   std::string stream_choice;  // -p auto: "auto 24 (RTT 50 ms, loss 0.011 %, aggregate stopped growing at 24: ...)"
   std::vector<std::string> stream_steps;  // -p auto's steps, in order ("auto: 4 -> 8 streams (...)")
+  double block_copies = 0;    // blocks sent twice at the end of the file (their first copy overdue)
+  double streams_let_go = 0;  // slow streams reset once all they carried were such copies
   double block_size = 0;
   double window_requested = 0;  // -w (0 = autotuning)
   std::string buffers;    // "local snd 4 MiB rcv 128 KiB, remote ..."

@@ -262,3 +262,25 @@ TEST(ReportParse, AutoStreamsChoiceAndStepsReachThePage) {
   EXPECT_NE(html.find("streams added and retired"), std::string::npos);
   EXPECT_EQ(s.streams, 24);
 }
+
+// The end of the file (cap_block_copies): the copies and the streams let go reach the summary and
+// pxfer report's page; a transfer that needed none shows no row.
+TEST(ReportParse, BlocksSentTwiceReachThePage) {
+  TransferSummary s;
+  s.bytes = 1 << 20;
+  s.seconds = 1;
+  s.block_copies = 7;
+  s.streams_let_go = 2;
+  const std::string summary = json_summary(IntervalReport{}, s);
+  EXPECT_NE(summary.find("\"block_copies\":7"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("\"streams_let_go\":2"), std::string::npos) << summary;
+  const std::string start = R"({"event":"start","direction":"put","source":"f","dest":"pxfer://h:1/f","bytes":1048576,"streams":4,"block_size":2097152}
+)";
+  report::Run r = parse_run(start + summary + "\n", "copies.ndjson");
+  EXPECT_EQ(r.meta.block_copies, 7);
+  EXPECT_EQ(r.meta.streams_let_go, 2);
+  EXPECT_NE(page_of({r}).find("7 blocks sent twice (first copy overdue), 2 slow streams let go"), std::string::npos);
+  s.block_copies = s.streams_let_go = 0;
+  report::Run none = parse_run(start + json_summary(IntervalReport{}, s) + "\n", "none.ndjson");
+  EXPECT_EQ(page_of({none}).find("end of the file"), std::string::npos);
+}
