@@ -37,9 +37,9 @@ std::string format_summary(const TransferSummary& s) {
     out += ", " + std::to_string(s.stream_recoveries) + " data stream failures recovered (blocks re-sent on other streams)";
   if (s.block_copies > 0 || s.streams_let_go > 0) {
     const auto n = std::to_string(s.block_copies);
-    out += s.direction == Direction::get ? ", " + n + " blocks arrived twice" : ", " + n + " blocks sent twice";
-    out += " (first copy overdue), " + std::to_string(s.streams_let_go) + (s.streams_let_go == 1 ? " slow stream" : " slow streams") +
-           " let go";
+    // A get counts the copies that arrived: the first copy of such a block may never have.
+    out += ", " + n + " copies of overdue blocks " + (s.direction == Direction::get ? "arrived" : "sent") + ", " +
+           std::to_string(s.streams_let_go) + (s.streams_let_go == 1 ? " slow stream" : " slow streams") + " let go";
   }
   if (s.attempts > 1) out += ", attempt " + std::to_string(s.attempts);
   return out;

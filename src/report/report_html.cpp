@@ -69,7 +69,7 @@ const std::vector<Field>& fields() {
        }},
       {"end of the file", [](const Run& r) {
          if (r.meta.block_copies == 0 && r.meta.streams_let_go == 0) return std::string();
-         return printf_number("%.0f blocks sent twice (first copy overdue), ", r.meta.block_copies) +
+         return printf_number("%.0f copies of overdue blocks, ", r.meta.block_copies) +
                 printf_number("%.0f slow streams let go", r.meta.streams_let_go);
        }},
       {"most files in flight", [](const Run& r) { return r.meta.max_in_flight ? std::to_string(r.meta.max_in_flight) : std::string(); }},

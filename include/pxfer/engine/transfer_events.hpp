@@ -45,7 +45,7 @@ struct TransferSummary {
   std::uint64_t resumed_bytes = 0;          // already at the receiver from an earlier attempt: not sent
   std::uint64_t stream_recoveries = 0;      // data streams that broke or stalled and were replaced
   // The end of the file (cap_block_copies, docs/protocol.md "Blocks sent twice"): blocks sent again
-  // because their first copy was overdue (a get counts those that arrived twice), and the streams
+  // because their first copy was overdue (a get counts the copies that arrived), and the streams
   // reset because all they still carried were such copies.
   std::uint64_t block_copies = 0;
   std::uint64_t streams_let_go = 0;
