@@ -159,8 +159,8 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   // Data streams that broke or stalled and whose blocks went to other streams.
   std::uint64_t stream_recoveries() const { return recoveries_.load(); }
   // Blocks sent a second time because their first copy was overdue (cap_block_copies): as the
-  // sender, the copies this side sent; as the receiver, blocks that arrived when already in the
-  // file (such a copy, or a block whose ACK died with a broken stream).
+  // sender, the copies this side sent; as the receiver, the copies that arrived (BLOCK flag
+  // block_copy; its first copy may never have).
   std::uint64_t block_copies() const { return block_copies_.load(); }
   // Data streams reset because all they still carried were copies of blocks already in the file.
   std::uint64_t streams_let_go() const { return streams_let_go_.load(); }
