@@ -55,7 +55,7 @@ TEST_F(ThirdPartyCopyFaults, AFailedCopyIsRetriedWithANewGrantAndResumes) {
   proxy.inject_now(1, Fault::cut);
   bool timed_out = false;
   const int status = cp.wait(120s, &timed_out);
-  ASSERT_FALSE(timed_out);
+  ASSERT_FALSE(timed_out) << cp.err() << cp.out() << "\nA:\n" << a.log() << "\nB:\n" << b.log();
   ASSERT_EQ(status, 0) << cp.err() << "\nB:\n" << b.log();
   EXPECT_TRUE(files_equal(root_a + "/x.bin", root_b + "/y.bin"));
   EXPECT_NE(cp.out().find("\"event\":\"retry\""), std::string::npos) << cp.out();
