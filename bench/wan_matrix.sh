@@ -143,7 +143,7 @@ mkdir -p "$(dirname "$OUT")"
 {
   echo "# WAN matrix: $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo
-  echo "- command: \`bench/wan_matrix.sh --rtt \"$RTTS\" --loss \"$LOSSES\" --cc \"$CCS\" --rate $RATE --size $SIZE --rounds $ROUNDS --tools \"$TOOLS\"\`"
+  echo "- command: \`bench/wan_matrix.sh --rtt \"$RTTS\" --loss \"$LOSSES\" --cc \"$CCS\" --rate $RATE --size $SIZE --rounds $ROUNDS --limit $LIMIT --tools \"$TOOLS\"\`"
   echo "- pxfer: git $(git -C "$here" rev-parse --short HEAD 2>/dev/null)$(git -C "$here" diff --quiet 2>/dev/null || echo '+changes'); machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg) at the start"
   echo "- kernel buffers, untouched (read in the root namespace; a new namespace may start from the kernel defaults): tcp_rmem $(sysctl -n net.ipv4.tcp_rmem | tr '\t' ' '), tcp_wmem $(sysctl -n net.ipv4.tcp_wmem | tr '\t' ' ')"
   echo "- rates in Mbit/s = file bytes x 8 / wall-clock seconds of the client command (connection set-up included); median of the rounds"

@@ -2,6 +2,7 @@
 """bench/wan_ratios.py: issue 39's ratios from one bench/wan_matrix.sh output.
 
 usage: bench/wan_ratios.py MATRIX.md [--limit 45] [--size 1G] [--link 1000]
+(--limit and --size: by default those on the run's command line, else 45 s and 1G)
 
 For each cell: untuned get and put against the best fixed count (-p N) of the same run, against
 GridFTP with 8 streams and BDP buffers, and against the emulated link; and whether the emulator
@@ -57,8 +58,13 @@ def main():
     ap.add_argument("--size", default="1G")
     ap.add_argument("--link", type=float, default=1000, help="the emulated link in Mbit/s")
     args = ap.parse_args()
-    floor = parse_size(args.size) * 8 / args.limit / 1e6  # Mbit/s a cut run moved at most
     text = open(args.matrix).read()
+    # The run's own --limit and --size when its command line says them (wan_matrix.sh writes both).
+    for flag in ("limit", "size"):
+        given = re.search(r"--" + flag + r" (\S+)", text.split("\n## ")[0])
+        if given and f"--{flag}" not in sys.argv:
+            setattr(args, flag, float(given.group(1)) if flag == "limit" else given.group(1))
+    floor = parse_size(args.size) * 8 / args.limit / 1e6  # Mbit/s a cut run moved at most
     print("| cell | get | put | best fixed | gridftp-bdp | get / best fixed | put / best fixed "
           "| get / gridftp-bdp | put / gridftp-bdp | get / link | put / link | emulator |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
