@@ -11,6 +11,7 @@
 #include "net/race.hpp"
 #include "pxfer/io/socket_tuning.hpp"
 #include "pxfer/core/retry.hpp"
+#include "plan/negotiate.hpp"
 
 namespace pxfer {
 
@@ -26,10 +27,9 @@ struct Attached {
 
 // What gives a connection whose stream ended cleanly to the session's pool for its next file:
 // nothing when this pxferd closes data connections after one stream (no cap_kept_streams).
-transfer::Transfer::CleanEnd pool_for_next_file(const ControlLink& link, const transfer::Transfer& t,
-                                                const ClientOptions& opt) {
+transfer::Transfer::CleanEnd pool_for_next_file(const ControlLink& link, const ClientOptions& opt) {
   if (!(link.hello.capabilities & wire::cap_kept_streams)) return {};
-  return [pool = link.idle_streams, kind = kind_of(t, opt)](std::shared_ptr<net::Connection> c) {
+  return [pool = link.idle_streams, kind = kind_of(opt)](std::shared_ptr<net::Connection> c) {
     pool->give(std::move(c), kind);
   };
 }
@@ -74,7 +74,7 @@ net::awaitable<Attached> attach_stream(std::shared_ptr<transfer::Transfer> t, st
   // held): pxferd keeps such a connection for another ATTACH, so the session's next file can use it.
   if (const auto* refused = std::get_if<wire::ErrorMsg>(&answer);
       refused && refused->code == static_cast<std::uint16_t>(Errc::network))
-    if (auto keep = pool_for_next_file(*link, *t, opt)) keep(conn);
+    if (auto keep = pool_for_next_file(*link, opt)) keep(conn);
   auto ok = net::expect<wire::AttachOk>(std::move(answer), link->authority);
   stats.remote.requested = opt.window;
   stats.remote.sndbuf = ok.sndbuf;
@@ -109,9 +109,7 @@ net::awaitable<void> until_over(std::shared_ptr<transfer::Transfer> t) {
 
 }  // namespace
 
-StreamPool::Kind kind_of(const transfer::Transfer& t, const ClientOptions& opt) {
-  return StreamPool::Kind{opt.encrypt, t.settings().tuning};
-}
+StreamPool::Kind kind_of(const ClientOptions& opt) { return StreamPool::Kind{opt.encrypt, transfer::client_tuning(opt)}; }
 
 // A connection that breaks or stalls is replaced after a growing pause (its blocks went to the
 // other streams meanwhile); once the policy's retries are spent in a row the slot is given up,
@@ -135,12 +133,12 @@ net::awaitable<void> run_data_stream(std::shared_ptr<transfer::Transfer> t, std:
       const MacKey block_key = attached->block_key;
       // Kept for the session's next file once the stream ended cleanly: before the transfer counts
       // as done, so that file finds it.
-      const transfer::Transfer::CleanEnd keep = pool_for_next_file(*link, *t, opt);
+      const transfer::Transfer::CleanEnd keep = pool_for_next_file(*link, opt);
       if (!t->claim_stream(index, conn)) {  // the transfer ended meanwhile
         if (keep && co_await end_unclaimed(*conn, t->role())) keep(conn);
         co_return;
       }
-      spdlog::debug("stream {} attached{}: local {}, server {}", index, on_kept ? " on a kept connection" : "",
+      spdlog::debug("stream {} attached{}: local {}, server {}", index, on_kept ? " on a connection made before (kept, or opened beside OPEN)" : "",
                     describe(stats.local), describe(stats.remote));
       moved = true;
       co_await t->run_stream(conn, index, block_key, keep);

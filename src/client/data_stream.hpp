@@ -12,8 +12,8 @@
 
 namespace pxfer {
 
-// What a data connection of `t` is made as: a kept one of another kind is not used for it.
-StreamPool::Kind kind_of(const transfer::Transfer& t, const ClientOptions& opt);
+// What the client's data connections are made as: a kept one of another kind is not used.
+StreamPool::Kind kind_of(const ClientOptions& opt);
 
 // Arguments by value: the coroutine outlives its caller's frame (it is spawned detached).
 net::awaitable<void> run_data_stream(std::shared_ptr<transfer::Transfer> t, std::uint16_t index, wire::Token token,

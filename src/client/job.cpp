@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "data_stream.hpp"
+#include "early_streams.hpp"
 #include "kept_link.hpp"
 #include "stream_tuner.hpp"
 #include "local_tree.hpp"
@@ -255,16 +256,24 @@ awaitable<void> watchers(std::optional<awaitable<void>> report, std::optional<aw
   else if (tune) co_await std::move(*tune);
 }
 
+// Stream `i` on the connection made for it while OPEN crossed the path (client/early_streams.hpp).
+awaitable<void> run_early_stream(std::shared_ptr<EarlyStreams> early, std::shared_ptr<transfer::Transfer> t,
+                                 std::uint16_t i, wire::Token token, std::shared_ptr<const ControlLink> link,
+                                 ClientOptions opt) {
+  auto conn = co_await early->take(i);
+  co_await run_data_stream(std::move(t), i, token, std::move(link), std::move(opt), std::move(conn));
+}
+
 // Data streams, the control exchange and the rate lines until the transfer ends; the checksum.
 awaitable<std::string> run_engine(asio::io_context& ioc, Job& job, std::shared_ptr<transfer::Transfer> t,
                                   const ControlLink& link, const transfer::ClientPlan& plan, const wire::Token& token,
-                                  Progress& progress, StreamController* auto_streams) {
+                                  Progress& progress, StreamController* auto_streams, std::shared_ptr<EarlyStreams> early) {
   const ClientOptions& opt = job.options;
   std::optional<awaitable<void>> report, tune;
   // An empty file, or one the receiver already has whole, needs no data connection.
   if (!t->nothing_to_move() && !plan.on_control) {
     auto shared_link = std::make_shared<const ControlLink>(link);
-    const StreamPool::Kind kind = kind_of(*t, opt);
+    const StreamPool::Kind kind = kind_of(opt);
     auto spawn = [&ioc, t, token, shared_link, opt, kind](std::uint16_t i) {
       // A connection kept from the session's last file, on whose strand its stream must run.
       auto kept = shared_link->idle_streams->take(kind);
@@ -272,7 +281,13 @@ awaitable<std::string> run_engine(asio::io_context& ioc, Job& job, std::shared_p
       asio::co_spawn(ex, run_data_stream(t, i, token, shared_link, opt, std::move(kept)), asio::detached);
     };
     const std::uint16_t first = auto_streams ? auto_streams->target() : plan.settings.streams;
-    for (std::uint16_t i = 0; i < first; ++i) spawn(i);
+    for (std::uint16_t i = 0; i < first; ++i) {
+      if (early && i < early->count())
+        asio::co_spawn(early->executor(i), run_early_stream(early, t, i, token, shared_link, opt), asio::detached);
+      else
+        spawn(i);
+    }
+    if (early) early->release(first);  // to the pool: where a stream the tuner adds looks first
     if (auto_streams && !auto_streams->settled())
       tune = tune_streams(StreamTuning{t, auto_streams, spawn, [&progress] { return progress.figures(); },
                                         opt.stream_stats ? job.listener : nullptr});
@@ -341,15 +356,21 @@ wire::Token transfer_id_of(Direction direction, const std::string& local_path, c
 namespace {
 
 // OPEN and its answer; the reply is OPEN_OK (an ERROR becomes the server's refusal).
-awaitable<wire::OpenOk> open_transfer(Job& job, std::optional<ControlLink>& link, bool& link_clean,
-                                      std::shared_ptr<ClientTrust> trust, const std::optional<transfer::SourceFacts>& facts,
-                                      wire::Message& open_message) {
+awaitable<wire::OpenOk> open_transfer(asio::io_context& ioc, Job& job, std::optional<ControlLink>& link,
+                                      bool& link_clean, std::shared_ptr<ClientTrust> trust,
+                                      const std::optional<transfer::SourceFacts>& facts, wire::Message& open_message,
+                                      std::shared_ptr<EarlyStreams>& early) {
   const ClientOptions& opt = job.options;
   const bool reused = co_await control_to(link, job.remote, opt.connect_timeout, std::move(trust));
   open_message = transfer::make_open(job.direction, opt, link->hello, facts, job.remote.path);
   auto& open = std::get<wire::Open>(open_message);
   open.has_transfer_id = (link->hello.capabilities & wire::cap_heartbeat) != 0;  // an older server refuses it
   open.transfer_id = transfer_id_of(job, facts);
+  // The first streams' connections are made beside OPEN's round trip, not after it; the session's
+  // pool may hold some already (its last file's).
+  const std::size_t wanted = transfer::early_stream_count(opt, open), kept = link->idle_streams->size();
+  if (wanted > kept)
+    early = EarlyStreams::start(ioc, *link, opt, kind_of(opt), static_cast<std::uint16_t>(wanted - kept));
   const auto deadline = std::max(opt.stall_timeout, opt.connect_timeout);
   wire::Message reply = co_await ask(link, reused, open_message, job.remote, opt.connect_timeout, job.listener, deadline);
   // A refusal (not found, exists, permission) leaves the server's session ready for the next OPEN.
@@ -357,6 +378,23 @@ awaitable<wire::OpenOk> open_transfer(Job& job, std::optional<ControlLink>& link
   auto ok = net::expect<wire::OpenOk>(std::move(reply), link->connection->peer());
   link_clean = false;
   co_return ok;
+}
+
+// -p auto's controller for this transfer.
+StreamControllerSettings auto_settings(const transfer::ClientPlan& plan, const transfer::Transfer& t,
+                                       net::Connection& control) {
+  StreamControllerSettings tuning;
+  tuning.start = plan.start_streams;
+  tuning.ceiling = plan.settings.streams;
+  // The control connection has crossed the path a few times by now: its RTT sizes a long path's
+  // start before any data stream opens (a stream opened later ramps up that much later).
+  if (TcpSnapshot tcp; read_tcp_info(control.socket().native_handle(), tcp) && tcp.rtt_us > 0)
+    tuning.path_rtt_ms = tcp.rtt_us / 1000.0;
+  // A get's streams are the server's to end: it sheds them through RETIRE where the server can.
+  tuning.can_shed = t.role() == transfer::Role::send || plan.settings.retire_streams;
+  // A put counts acknowledged blocks; a get's received bytes are counted as they arrive.
+  if (t.role() == transfer::Role::send) tuning.min_phase_bytes = 32ull * plan.settings.block_size;
+  return tuning;
 }
 
 awaitable<void> run_job_body(asio::io_context& ioc, Job& job, std::optional<ControlLink>& link, bool& link_clean,
@@ -375,7 +413,15 @@ awaitable<void> run_job_body(asio::io_context& ioc, Job& job, std::optional<Cont
   }
 
   wire::Message open_message;
-  wire::OpenOk ok = co_await open_transfer(job, link, link_clean, std::move(trust), facts, open_message);
+  std::shared_ptr<EarlyStreams> early;
+  // However the job ends, a connection no stream took goes to the session's pool.
+  struct ReleaseEarly {
+    std::shared_ptr<EarlyStreams>& early;
+    ~ReleaseEarly() {
+      if (early) early->release();
+    }
+  } release_early{early};
+  wire::OpenOk ok = co_await open_transfer(ioc, job, link, link_clean, std::move(trust), facts, open_message, early);
   const auto& open = std::get<wire::Open>(open_message);
   std::shared_ptr<net::Connection> control = link->connection;
   const transfer::ClientPlan plan = transfer::client_plan(opt, open, ok, link->hello.capabilities);
@@ -402,24 +448,11 @@ awaitable<void> run_job_body(asio::io_context& ioc, Job& job, std::optional<Cont
   const auto start = Clock::now();
   Progress progress(*t, opt.stream_stats, start, opt.auto_streams);
   std::optional<StreamController> auto_streams;
-  if (opt.auto_streams) {
-    StreamControllerSettings tuning;
-    tuning.start = plan.start_streams;
-    tuning.ceiling = plan.settings.streams;
-    // The control connection has crossed the path a few times by now: its RTT sizes a long path's
-    // start before any data stream opens (a stream opened later ramps up that much later).
-    if (TcpSnapshot tcp; read_tcp_info(control->socket().native_handle(), tcp) && tcp.rtt_us > 0)
-      tuning.path_rtt_ms = tcp.rtt_us / 1000.0;
-    // A get's streams are the server's to end: it sheds them through RETIRE where the server can.
-    tuning.can_shed = t->role() == transfer::Role::send || plan.settings.retire_streams;
-    // A put counts acknowledged blocks; a get's received bytes are counted as they arrive.
-    if (t->role() == transfer::Role::send) tuning.min_phase_bytes = 32ull * plan.settings.block_size;
-    auto_streams.emplace(tuning, start);
-  }
+  if (opt.auto_streams) auto_streams.emplace(auto_settings(plan, *t, *control), start);
   std::optional<Error> failure;
   try {
     job.summary.checksum_value =
-        co_await run_engine(ioc, job, t, *link, plan, ok.token, progress, auto_streams ? &*auto_streams : nullptr);
+        co_await run_engine(ioc, job, t, *link, plan, ok.token, progress, auto_streams ? &*auto_streams : nullptr, early);
   } catch (const Error& e) {
     failure = e;
   }

@@ -63,6 +63,14 @@ wire::Open make_open(Direction direction, const ClientOptions& opt, const wire::
   return open;
 }
 
+SocketTuning client_tuning(const ClientOptions& opt) { return SocketTuning{opt.window, opt.congestion, opt.window_clamp}; }
+
+std::uint16_t early_stream_count(const ClientOptions& opt, const wire::Open& open) {
+  if (open.direction == wire::Direction::put && (open.size == 0 || (open.flags & wire::open_on_control))) return 0;
+  // open.streams is the ceiling already (-p, --max-streams, a put's blocks); -p auto starts lower.
+  return stream_count(asking(StreamRequest{opt.auto_streams, open.streams}, open.streams)).start;
+}
+
 ClientPlan client_plan(const ClientOptions& opt, const wire::Open& open, const wire::OpenOk& ok, std::uint64_t caps) {
   StreamInputs count = asking(StreamRequest{opt.auto_streams, open.streams}, open.streams);
   if (ok.has_admission) count.granted = ok.streams;
@@ -73,7 +81,7 @@ ClientPlan client_plan(const ClientOptions& opt, const wire::Open& open, const w
   plan.settings = Settings{.checksum = opt.checksum,
                            .block_size = ok.block_size,
                            .streams = streams,
-                           .tuning = SocketTuning{opt.window, opt.congestion, opt.window_clamp},
+                           .tuning = client_tuning(opt),
                            .compression = opt.compression};
   plan.settings.stall_timeout = opt.stall_timeout;
   plan.settings.control_heartbeats = (caps & wire::cap_heartbeat) != 0;

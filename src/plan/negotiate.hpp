@@ -30,6 +30,17 @@ struct SourceFacts {
 wire::Open make_open(Direction direction, const ClientOptions& options, const wire::HelloOk& server,
                      const std::optional<SourceFacts>& source, const std::string& path);
 
+// The socket options every data connection of the client's is made with (window, congestion
+// control, window clamp): a connection made before OPEN_OK (client/early_streams.hpp) or kept from
+// an earlier file is used only when it was made the same way.
+SocketTuning client_tuning(const ClientOptions& options);
+
+// The data connections worth opening while OPEN crosses the path: the streams the transfer will
+// attach first, as far as the client can tell before OPEN_OK. None for a put with nothing to move
+// or one moving on the control connection; a get's size is not known yet, so a small file's go
+// unused to the session's pool.
+std::uint16_t early_stream_count(const ClientOptions& options, const wire::Open& open);
+
 // What the client runs after OPEN_OK: the server's block size and the streams it granted (fewer
 // than asked: its per-client limit, or a file of fewer blocks).
 struct ClientPlan {

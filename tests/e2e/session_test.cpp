@@ -70,7 +70,9 @@ TEST_F(Session, ManySmallFilesShareEachWorkersControlConnection) {
 // Files of one block move without data streams of their own: 60 of them with -c 3 open only the
 // 3 workers' control connections, each worker's small-file channel (PUT_SMALL / GET_SMALL bytes,
 // docs/protocol.md "Small files") and the one that plans the run (MKDIR for a put, LIST for a
-// get). A file of two blocks in the same tree still gets its data streams (2).
+// get). A file of two blocks in the same tree still gets its data streams (2); a get learns that
+// size only from OPEN_OK, after the 4 streams' connections were made beside OPEN's round trip
+// (client/early_streams.hpp), so its worker may have opened 4.
 TEST_F(Session, OneBlockFilesMoveOnTheControlConnection) {
   make_small_tree(local + "/tree", 60);
   make_file(local + "/tree/two-blocks.bin", 3 * MiB, 720);
@@ -86,7 +88,7 @@ TEST_F(Session, OneBlockFilesMoveOnTheControlConnection) {
   RunResult get = run_pxfer("get", "-r", "-c", "3", "-p", "4", via(get_proxy, "tree"), local + "/back");
   ASSERT_EQ(get.exit_code, 0) << get.err << get.out;
   expect_same_files(local + "/tree", local + "/back");
-  EXPECT_LE(get_proxy.accepted(), 1u + 3u + 3u + 2u) << get.out;
+  EXPECT_LE(get_proxy.accepted(), 1u + 3u + 3u + 4u) << get.out;
 }
 
 // The worker's control connection, or its small-file channel, is cut while small files move on
@@ -131,8 +133,9 @@ TEST_F(Session, KeptControlConnectionClosedByTheServerIsReplaced) {
   EXPECT_GE(count_lines_containing(server.log(), "control session closed"), 2u) << server.log();
 }
 
-// A file of fewer blocks than -p asks for gets one data connection per block, and the summary
-// says how many streams moved it, without a warning about a server limit.
+// A file of fewer blocks than -p asks for moves on one stream per block (a put opens no more
+// data connections), and the summary says how many streams moved it, without a warning about a
+// server limit.
 TEST_F(Session, SmallFileUsesOneStreamPerBlock) {
   make_file(local + "/small.bin", 3 * MiB, 810);  // two 2 MiB blocks
   ServerProcess server = serve();
@@ -142,7 +145,11 @@ TEST_F(Session, SmallFileUsesOneStreamPerBlock) {
     RunResult r = put ? run_pxfer("put", "-p", "8", local + "/small.bin", via(proxy, "small.bin"))
                       : run_pxfer("get", "-p", "8", via(proxy, "small.bin"), local + "/back.bin");
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_EQ(proxy.accepted(), 3u) << direction << ": 1 control + 2 data connections";
+    // A put knows its size: 1 control + 2 data connections. A get learns it only from OPEN_OK,
+    // after the connections of the 8 streams asked for were made beside OPEN's round trip
+    // (client/early_streams.hpp); 2 move the file, the others wait in the session's pool.
+    if (put) EXPECT_EQ(proxy.accepted(), 3u) << "put: 1 control + 2 data connections";
+    else EXPECT_LE(proxy.accepted(), 9u) << "get: 1 control + the 8 streams' early connections";
     EXPECT_NE(r.out.find(", 2 streams,"), std::string::npos) << r.out;
     EXPECT_EQ(r.err.find("granted"), std::string::npos) << r.err;
   }

@@ -73,6 +73,27 @@ TEST(Negotiate, OnControlOnlyWhenTheServerCanAndTheFileIsOneBlock) {
   EXPECT_FALSE(make_open(Direction::put, o, hello, SourceFacts{1000, 0}, "x").flags & wire::open_on_control);
 }
 
+// The connections made while OPEN crosses the path (client/early_streams.hpp) are the streams the
+// transfer starts with: -p N's, auto's first few, a put's blocks; none for a put with nothing to
+// move or one moving on the control connection. A get's size is not known before OPEN_OK.
+TEST(Negotiate, EarlyConnectionsAreTheStreamsTheTransferStartsWith) {
+  ClientOptions o;
+  o.small_files_on_control = true;
+  wire::HelloOk hello;
+  hello.capabilities = wire::cap_on_control | wire::cap_admission;
+  o.streams = 8;
+  EXPECT_EQ(early_stream_count(o, make_open(Direction::get, o, hello, std::nullopt, "x")), 8);
+  EXPECT_EQ(early_stream_count(o, make_open(Direction::put, o, hello, SourceFacts{100u << 20, 0}, "x")), 8);
+  EXPECT_EQ(early_stream_count(o, make_open(Direction::put, o, hello, SourceFacts{3u << 20, 0}, "x")), 2);
+  EXPECT_EQ(early_stream_count(o, make_open(Direction::put, o, hello, SourceFacts{1000, 0}, "x")), 0);
+  EXPECT_EQ(early_stream_count(o, make_open(Direction::put, o, hello, SourceFacts{0, 0}, "x")), 0);
+  o.auto_streams = true;
+  EXPECT_EQ(early_stream_count(o, make_open(Direction::get, o, hello, std::nullopt, "x")), limits::auto_start_streams);
+  o.max_streams = 2;
+  EXPECT_EQ(early_stream_count(o, make_open(Direction::get, o, hello, std::nullopt, "x")), 2);
+  EXPECT_EQ(client_tuning(o), (SocketTuning{o.window, o.congestion, o.window_clamp}));
+}
+
 TEST(Negotiate, ABlockSizeOverTheServersLimitIsAUsageError) {
   ClientOptions o;
   o.block_size = 8u << 20;
