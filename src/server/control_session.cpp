@@ -216,7 +216,7 @@ class Handlers {
   awaitable<void> operator()(wire::TpcStart& m) {
     const bool denied = co_await refused(m.local_path, m.mode == wire::CopyMode::pull);
     if (denied) co_return;
-    co_await cx_.tpc.start(*conn_, rights_, who_.agent, m);
+    co_await cx_.tpc.start(*conn_, rights_, who_.agent, m, caps_);
   }
   // Streamed I/O (stream_files.hpp): an open is authorized as OPEN is; each request then names one of
   // this session's handles and is answered (or refused) on the blocking pool.

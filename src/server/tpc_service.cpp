@@ -10,6 +10,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <algorithm>
+#include <limits>
 #include <mutex>
 #include <thread>
 
@@ -114,7 +115,8 @@ ClientOptions copy_options(const wire::TpcStart& m) {
   return o;
 }
 
-wire::TpcDone done_of(const TransferSummary& s) {
+// `end_counts`: the client confirmed cap_tpc_end_counts.
+wire::TpcDone done_of(const TransferSummary& s, bool end_counts) {
   wire::TpcDone d;
   d.bytes = s.bytes;
   d.resumed_bytes = s.resumed_bytes;
@@ -127,6 +129,12 @@ wire::TpcDone done_of(const TransferSummary& s) {
   if (!s.stream_choice.empty()) {  // only a copy under auto has one, and only a TPC_START with auto asks for it
     d.has_choice = true;
     d.stream_choice = s.stream_choice.substr(0, wire::max_stream_choice);
+  }
+  if (end_counts) {
+    d.has_choice = true;  // the first tail carries the second, with an empty choice under a fixed count
+    d.has_end_counts = true;
+    d.block_copies = static_cast<std::uint32_t>(std::min<std::uint64_t>(s.block_copies, std::numeric_limits<std::uint32_t>::max()));
+    d.streams_let_go = static_cast<std::uint32_t>(std::min<std::uint64_t>(s.streams_let_go, std::numeric_limits<std::uint32_t>::max()));
   }
   return d;
 }
@@ -141,7 +149,8 @@ bool client_left(net::Connection& control) {
 // TPC_PROGRESS each interval while the copy thread runs (checked every 20 ms, so that TPC_DONE
 // follows the copy's end closely, and a client that left stops the copy within 20 ms rather than
 // at the next report), then TPC_DONE or the copy's error.
-awaitable<void> report_until_done(net::Connection& control, CopyRun& run, std::uint32_t interval_ms, std::uint64_t total) {
+awaitable<void> report_until_done(net::Connection& control, CopyRun& run, std::uint32_t interval_ms, std::uint64_t total,
+                                  bool end_counts) {
   asio::steady_timer timer(co_await asio::this_coro::executor);
   const auto interval = std::chrono::milliseconds(std::clamp<std::uint32_t>(interval_ms, 100, 60'000));
   auto next_report = Clock::now() + interval;
@@ -166,7 +175,7 @@ awaitable<void> report_until_done(net::Connection& control, CopyRun& run, std::u
   }
   wire::Message last = run.failure ? wire::Message(wire::ErrorMsg{static_cast<std::uint16_t>(run.failure->code()),
                                                                   run.failure->what()})
-                                   : wire::Message(done_of(run.summary));
+                                   : wire::Message(done_of(run.summary, end_counts));
   co_await net::send_message(control, last);
 }
 
@@ -345,7 +354,7 @@ void account(net::Connection& control, const SessionRights& rights, const std::s
 }  // namespace
 
 awaitable<void> TpcService::start(net::Connection& control, const SessionRights& rights, const std::string& agent,
-                                  const wire::TpcStart& m) {
+                                  const wire::TpcStart& m, std::uint64_t caps) {
   auto run = std::make_shared<CopyRun>();
   std::optional<Error> refused;
   std::uint64_t total = 0;
@@ -401,7 +410,7 @@ awaitable<void> TpcService::start(net::Connection& control, const SessionRights&
   const auto started = Clock::now();
   std::exception_ptr lost;  // the steering client went away (the copy was aborted)
   try {
-    co_await report_until_done(control, *run, m.interval_ms, total);
+    co_await report_until_done(control, *run, m.interval_ms, total, (caps & wire::cap_tpc_end_counts) != 0);
   } catch (...) {
     lost = std::current_exception();
   }

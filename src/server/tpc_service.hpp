@@ -37,9 +37,10 @@ class TpcService {
   net::awaitable<void> grant(net::Connection& control, const SessionRights& rights, const wire::TpcGrantRequest& m);
   // The steering identity's access to m.local_path was checked by the caller. Sends TPC_PROGRESS
   // frames while the copy runs, then TPC_DONE or ERROR.
-  // `agent` is the steering client's, from its HELLO (for the accounting line).
+  // `agent` is the steering client's, from its HELLO (for the accounting line); `caps` the
+  // capabilities both ends confirmed (TPC_DONE's second tail: cap_tpc_end_counts).
   net::awaitable<void> start(net::Connection& control, const SessionRights& rights, const std::string& agent,
-                             const wire::TpcStart& m);
+                             const wire::TpcStart& m, std::uint64_t caps);
 
  private:
   // The URL to connect to: the peer's host replaced by the first address it resolves to that

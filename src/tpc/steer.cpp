@@ -132,6 +132,8 @@ awaitable<void> follow(ControlLink& active, const Plan& p, TransferSummary& summ
     summary.checksum_value = log_safe(done.value);
     summary.stream_recoveries = done.stream_recoveries;
     summary.stream_choice = log_safe(done.stream_choice);  // the active server's auto, when it ran one
+    summary.block_copies = done.block_copies;  // 0 from a server without cap_tpc_end_counts
+    summary.streams_let_go = done.streams_let_go;
     if (p.options.stream_stats) summary.stream_totals = per_stream.totals(Clock::now());
     const std::uint64_t moved = done.bytes - std::min(done.bytes, done.resumed_bytes);
     if (p.listener) p.listener->on_finish(IntervalReport{meter.sample(Clock::now(), moved), {}}, summary);

@@ -330,8 +330,11 @@ template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std
   io.u8(m.checksum);
   io.str(m.value, 128);
   io.u64(m.stream_recoveries);
-  if (!io.tail(m.has_choice)) return;  // the answer to a TPC_START with auto
+  if (!io.tail(m.has_choice)) return;  // the answer to a TPC_START with auto, or cap_tpc_end_counts
   io.str(m.stream_choice, max_stream_choice);
+  if (!io.tail(m.has_end_counts)) return;  // cap_tpc_end_counts
+  io.u32(m.block_copies);
+  io.u32(m.streams_let_go);
 }
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, PutSmall> {
   io.u32(m.id);

@@ -120,11 +120,15 @@ enum Capability : std::uint64_t {
   // arrives first, acknowledges a second copy only once the first is in the file, and takes a
   // stream that breaks after every block is in the file for one the sender let go (no failure).
   cap_block_copies = 1u << 13,
+  // TPC_DONE's second tail: the copy's blocks sent twice and streams let go (cap_block_copies'
+  // counts, as a put or get prints them).
+  cap_tpc_end_counts = 1u << 14,
 };
 inline constexpr std::uint64_t our_capabilities = cap_block_acks | cap_admission | cap_on_control | cap_heartbeat |
                                                   cap_namespace | cap_tpc | cap_small_files | cap_tls_bound_streams |
                                                   cap_kept_streams | cap_small_channel | cap_stream_io |
-                                                  cap_tpc_auto_streams | cap_retire_streams | cap_block_copies;
+                                                  cap_tpc_auto_streams | cap_retire_streams | cap_block_copies |
+                                                  cap_tpc_end_counts;
 
 enum class Direction : std::uint8_t { put = 1, get = 2 };
 enum OpenFlags : std::uint32_t {
@@ -402,6 +406,11 @@ struct TpcDone {
   // controller chose and on what evidence ("auto 24 (RTT 50 ms, ...)"), as a put or get prints it.
   bool has_choice = false;
   std::string stream_choice;
+  // Second tail, sent only to a client that confirmed cap_tpc_end_counts (the first tail then goes
+  // too, with an empty choice for a copy of a fixed count): the end of the file's account.
+  bool has_end_counts = false;
+  std::uint32_t block_copies = 0;    // blocks sent again because the first copy was overdue
+  std::uint32_t streams_let_go = 0;  // slow streams the copy stopped waiting for
 };
 struct InfoRequest {};
 struct Info {

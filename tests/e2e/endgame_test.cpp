@@ -60,5 +60,31 @@ TEST_P(OverdueBlocks, AreSentAgainAndTheStalledStreamIsLetGo) {
 
 INSTANTIATE_TEST_SUITE_P(Endgame, OverdueBlocks, ::testing::Values("put", "get"));
 
+// The same in a third-party copy (pull: B, the active server, gets from A through the proxy): B's
+// copy counts the copies that arrived and the stream it let go, and TPC_DONE's second tail
+// (cap_tpc_end_counts) brings them to `pxfer cp`'s summary and --json.
+TEST(EndgameCopy, OverdueBlocksInAThirdPartyCopyReachTheSteeringClient) {
+  TempDir dir;
+  const std::string root_a = dir.subdir("a"), root_b = dir.subdir("b");
+  make_file(root_a + "/x.bin", 24 * MiB, 40);
+  ServerProcess a(root_a);
+  ServerProcess b(root_b, "127.0.0.1:0", {"--insecure-no-auth", "--tpc-allow", "127.0.0.1:*"});
+  FaultProxy proxy(a.port());
+  proxy.set_rate(8 * MiB);
+  // Connection 0 is the client's to A, 1 B's control connection to A, 2 to 5 B's data streams.
+  proxy.inject(2, Fault::stall, 1 * MiB);
+  const std::string from = "pxfer://127.0.0.1:" + std::to_string(proxy.port()) + "/x.bin";
+  const auto start = std::chrono::steady_clock::now();
+  RunResult r = run_pxfer("cp", "--streams", "4", "--stall-timeout", "60s", from, b.url("y.bin"));
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out << "\nB:\n" << b.log();
+  EXPECT_EQ(proxy.faults_fired(), 1u);
+  EXPECT_TRUE(files_equal(root_a + "/x.bin", root_b + "/y.bin"));
+  EXPECT_LT(took, 30s) << r.out;
+  EXPECT_TRUE(contains(r.out, " copies of overdue blocks arrived, 1 slow stream let go")) << r.out;
+  EXPECT_FALSE(contains(r.out, ", 0 copies")) << r.out;
+  EXPECT_FALSE(contains(r.out, "data stream failures recovered")) << r.out;
+}
+
 }  // namespace
 }  // namespace pxfer::e2e

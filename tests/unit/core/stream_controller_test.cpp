@@ -266,7 +266,9 @@ TEST(StreamController, StartsWithMoreStreamsOnALongPath) {
     StreamController c({}, Clock::time_point{});
     c.observe(PathSample{Clock::time_point{} + 200ms, 1 << 20, 4, rtt, 0, 0, 0, false, 4});
     EXPECT_EQ(c.target(), start) << rtt << " ms";
-    if (start > 4) EXPECT_NE(c.steps().at(0).reason.find("a long path"), std::string::npos);
+    if (start > 4) {
+      EXPECT_NE(c.steps().at(0).reason.find("a long path"), std::string::npos);
+    }
   }
   // Known before the data streams open (the control connection's RTT): sized at once, and told with
   // the first sample.

@@ -216,7 +216,7 @@ Message sample_of() {
                     "pxfer://se02:7777/atlas/y.root", std::string(64, 'b'), "sha256:" + std::string(64, 'f')};
   else if constexpr (std::is_same_v<M, TpcProgress>) return TpcProgress{0x0102030405ull, 0x0203040506ull, {figures(0), figures(5)}};
   else if constexpr (std::is_same_v<M, TpcDone>)
-    return TpcDone{0x0102030405ull, 77, 1500, 8, 4u << 20, 1, "0a3c1f2e", 3, false, ""};
+    return TpcDone{0x0102030405ull, 77, 1500, 8, 4u << 20, 1, "0a3c1f2e", 3, false, "", false, 0, 0};
   else if constexpr (std::is_same_v<M, PutSmall>)
     return PutSmall{0x01020304u, open_overwrite | open_sync, 2, "atlas/small/f 1.root", "0a3c1f2e", -1234567890123456789ll,
                     make_token(9), {0x00, 0xff, 0x5a}};
@@ -728,9 +728,9 @@ TEST(WireCodec, TrailingBytesAfterEveryMessage) {
       open->has_transfer_id = true;
       open->transfer_id[15] = 0x5a;
     }
-    // And TPC_START's and TPC_DONE's -p auto tails (cap_tpc_auto_streams).
+    // And TPC_START's -p auto tail (cap_tpc_auto_streams), TPC_DONE's two (cap_tpc_end_counts).
     if (auto* start = std::get_if<TpcStart>(&m)) start->has_auto = true;
-    if (auto* done = std::get_if<TpcDone>(&m)) done->has_choice = true;
+    if (auto* done = std::get_if<TpcDone>(&m)) done->has_choice = done->has_end_counts = true;
     SCOPED_TRACE(type_name(type_of(m)));
     Bytes payload = payload_of(m);
     payload.push_back(0);
@@ -1091,7 +1091,7 @@ TEST(WireCodec, TpcAutoStreamsTailsAreOptionalAndChecked) {
   EXPECT_EQ(std::get<TpcStart>(out).auto_streams, 1u);
   start.auto_streams = 2;
   EXPECT_EQ(decode_frame(encode(start), out), DecodeStatus::bad_field);
-  TpcDone done{42, 0, 10, 4, 4u << 20, 1, "0a3c1f2e", 0, false, ""};
+  TpcDone done{42, 0, 10, 4, 4u << 20, 1, "0a3c1f2e", 0, false, "", false, 0, 0};
   ASSERT_EQ(decode_frame(encode(done), out), DecodeStatus::ok);
   EXPECT_FALSE(std::get<TpcDone>(out).has_choice);
   done.has_choice = true;
@@ -1100,7 +1100,37 @@ TEST(WireCodec, TpcAutoStreamsTailsAreOptionalAndChecked) {
   EXPECT_EQ(std::get<TpcDone>(out).stream_choice, done.stream_choice);
   // A cut inside a tail is truncated, never a shorter message read as whole.
   const Bytes full = payload_of(Message(done));
-  const std::size_t base = payload_of(Message(TpcDone{42, 0, 10, 4, 4u << 20, 1, "0a3c1f2e", 0, false, ""})).size();
+  const std::size_t base = payload_of(Message(TpcDone{42, 0, 10, 4, 4u << 20, 1, "0a3c1f2e", 0, false, "", false, 0, 0})).size();
+  for (std::size_t cut = base + 1; cut < full.size(); ++cut)
+    EXPECT_EQ(decode_frame(frame_of(FrameType::tpc_done, Bytes(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(cut)))),
+              DecodeStatus::truncated)
+        << cut;
+}
+
+// A copy's end of the file (cap_tpc_end_counts): TPC_DONE's second tail follows the first (an empty
+// choice under a fixed count); a frame with the first tail only, an older server's, still decodes
+// with no counts, and a cut inside the second is truncated.
+TEST(WireCodec, TpcDoneEndCountsTailFollowsTheChoice) {
+  TpcDone done{42, 0, 10, 4, 4u << 20, 1, "0a3c1f2e", 0, true, "auto 6 (RTT 50 ms)", false, 0, 0};
+  Message out;
+  ASSERT_EQ(decode_frame(encode(done), out), DecodeStatus::ok);
+  EXPECT_FALSE(std::get<TpcDone>(out).has_end_counts);
+  EXPECT_EQ(std::get<TpcDone>(out).block_copies, 0u);
+  const std::size_t first_tail = payload_of(Message(done)).size();
+  done.stream_choice = "";
+  done.has_end_counts = true;
+  done.block_copies = 3;
+  done.streams_let_go = 1;
+  ASSERT_EQ(decode_frame(encode(done), out), DecodeStatus::ok);
+  const auto& got = std::get<TpcDone>(out);
+  EXPECT_TRUE(got.has_choice);
+  EXPECT_EQ(got.stream_choice, "");
+  EXPECT_TRUE(got.has_end_counts);
+  EXPECT_EQ(got.block_copies, 3u);
+  EXPECT_EQ(got.streams_let_go, 1u);
+  const Bytes full = payload_of(Message(done));
+  const std::size_t base = first_tail - std::string("auto 6 (RTT 50 ms)").size();
+  ASSERT_EQ(full.size(), base + 8);
   for (std::size_t cut = base + 1; cut < full.size(); ++cut)
     EXPECT_EQ(decode_frame(frame_of(FrameType::tpc_done, Bytes(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(cut)))),
               DecodeStatus::truncated)
