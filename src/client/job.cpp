@@ -355,6 +355,13 @@ wire::Token transfer_id_of(Direction direction, const std::string& local_path, c
 
 namespace {
 
+// The control connection's smoothed RTT (TCP_INFO), 0 when unknown: it has crossed the path a few
+// times by now (TCP, TLS, HELLO), before any data stream opens.
+double rtt_ms(net::Connection& control) {
+  TcpSnapshot tcp;
+  return read_tcp_info(control.socket().native_handle(), tcp) && tcp.rtt_us > 0 ? tcp.rtt_us / 1000.0 : 0;
+}
+
 // OPEN and its answer; the reply is OPEN_OK (an ERROR becomes the server's refusal).
 awaitable<wire::OpenOk> open_transfer(asio::io_context& ioc, Job& job, std::optional<ControlLink>& link,
                                       bool& link_clean, std::shared_ptr<ClientTrust> trust,
@@ -386,10 +393,9 @@ StreamControllerSettings auto_settings(const transfer::ClientPlan& plan, const t
   StreamControllerSettings tuning;
   tuning.start = plan.start_streams;
   tuning.ceiling = plan.settings.streams;
-  // The control connection has crossed the path a few times by now: its RTT sizes a long path's
-  // start before any data stream opens (a stream opened later ramps up that much later).
-  if (TcpSnapshot tcp; read_tcp_info(control.socket().native_handle(), tcp) && tcp.rtt_us > 0)
-    tuning.path_rtt_ms = tcp.rtt_us / 1000.0;
+  // The control connection's RTT sizes a long path's start before any data stream opens (a stream
+  // opened later ramps up that much later).
+  tuning.path_rtt_ms = rtt_ms(control);
   // A get's streams are the server's to end: it sheds them through RETIRE where the server can.
   tuning.can_shed = t.role() == transfer::Role::send || plan.settings.retire_streams;
   // A put counts acknowledged blocks; a get's received bytes are counted as they arrive.
