@@ -15,6 +15,8 @@
 #       gridftp                globus-url-copy -fast (its default: one stream)
 #       gridftp-bdp            globus-url-copy -fast -p 8 -tcp-bs BDP (what a careful admin sets)
 #       xrdcp                  xrdcp with its defaults
+#       iperf3                 iperf3 -R -P 32 -n SIZE: memory to memory, no file, no checksum; not a
+#                              peer but the path's own reach (what TCP through the emulator carries)
 #   --limit 300                seconds before a run is cut (recorded as "cut")
 #   --out FILE                 markdown results (default bench/results/wan-matrix-run.md)
 #   --bin DIR                  pxfer, pxferd and pxfer-wanem from DIR (default build/bin)
@@ -78,7 +80,7 @@ chown -R "$user:" "$LAB_WORK/srv" "$LAB_WORK/cli" "$LAB_WORK/peer"
 chmod 0755 "$LAB_WORK"
 bytes=$(stat -c %s "$LAB_WORK/srv/src.bin")
 
-GRIDFTP_PORT=2811 XROOTD_PORT=1094
+GRIDFTP_PORT=2811 XROOTD_PORT=1094 IPERF3_PORT=5201
 as_user() { ip netns exec "$LAB_NAME-$1" setpriv --reuid "$user" --regid "$user" --clear-groups -- "${@:2}"; }
 user_a=(ip netns exec "$LAB_NAME-a" setpriv --reuid "$user" --regid "$user" --clear-groups --)
 start_peers() {
@@ -92,11 +94,14 @@ start_peers() {
     printf 'all.export %s\nxrd.port %s\nxrd.network nodnr\n' "$LAB_WORK/srv" "$XROOTD_PORT" >"$LAB_WORK/peer/xrootd.cfg"
     as_user b xrootd -b -c "$LAB_WORK/peer/xrootd.cfg" -l "$LAB_WORK/peer/xrootd.log" -s "$LAB_WORK/peer/xrootd.pid" -n pxwan 9>&- || return 1
   fi
+  if [[ " $TOOLS " == *" iperf3 "* ]]; then
+    as_user b iperf3 -s -B "$LAB_B" -p "$IPERF3_PORT" -D -I "$LAB_WORK/peer/iperf3.pid" 9>&- || return 1
+  fi
   sleep 1
 }
 stop_peers() {
   local f
-  for f in "$LAB_WORK/peer/gridftp.pid" "$LAB_WORK/peer/xrootd.pid"; do
+  for f in "$LAB_WORK/peer/gridftp.pid" "$LAB_WORK/peer/xrootd.pid" "$LAB_WORK/peer/iperf3.pid"; do
     [[ -s $f ]] && kill "$(cat "$f")" 2>/dev/null
     rm -f "$f"
   done
@@ -121,6 +126,7 @@ run_tool() {
     gridftp-bdp) cmd=("${user_a[@]}" globus-url-copy -fast -p 8 -tcp-bs "$(bdp_bytes "$rtt")"
                       "ftp://$LAB_B:$GRIDFTP_PORT$LAB_WORK/srv/src.bin" "file://$LAB_WORK/cli/src.bin") ;;
     xrdcp) cmd=("${user_a[@]}" xrdcp -f -N "root://$LAB_B:$XROOTD_PORT/$LAB_WORK/srv/src.bin" "$LAB_WORK/cli/src.bin") ;;
+    iperf3) cmd=("${user_a[@]}" iperf3 -c "$LAB_B" -p "$IPERF3_PORT" -R -P 32 -n "$bytes") ;;
     *) echo "unknown-tool"; return ;;
   esac
   start=$(date +%s.%N)
