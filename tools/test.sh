@@ -153,14 +153,14 @@ fi
 step_done "fuzzing"
 
 # The unit tests and the e2e tests named by PXFER_SANITIZE_E2E (a ctest regex; default the
-# Errors, Faults, Limits, SmallFiles, small-file channel attack, TLS engine and Endgame suites) under AddressSanitizer + UndefinedBehaviorSanitizer, in their own build
+# Errors, Faults, Limits, SmallFiles, small-file channel attack, TLS engine, Endgame and EarlyStreams suites) under AddressSanitizer + UndefinedBehaviorSanitizer, in their own build
 # directory (-DPXFER_SANITIZE=ON). PXFER_SANITIZE=0 skips. docs/security.md has the measured cost.
 if [ "${PXFER_SANITIZE:-1}" != 0 ]; then
   asan_dir="${PXFER_ASAN_BUILD_DIR:-$build_dir-asan}"
-  e2e_regex="${PXFER_SANITIZE_E2E:-^(Errors|Faults|Limits|SmallFiles|SmallFilesHostile|Attacks/SmallChannelAttack|TlsEngine|TlsRelay|Endgame)[./]}"
+  e2e_regex="${PXFER_SANITIZE_E2E:-^(Errors|Faults|Limits|SmallFiles|SmallFilesHostile|Attacks/SmallChannelAttack|TlsEngine|TlsRelay|Endgame|EarlyStreams)[./]}"
   # Only the files of those suites are compiled (tests/CMakeLists.txt, PXFER_E2E_ONLY); a regex of
   # one's own builds every e2e file unless PXFER_SANITIZE_E2E_FILES names them.
-  default_files="errors;fault;limits;small_files;small_channel;tls_engine;tls_relay;endgame"
+  default_files="errors;fault;limits;small_files;small_channel;tls_engine;tls_relay;endgame;early_streams"
   [ -n "${PXFER_SANITIZE_E2E:-}" ] && default_files=""
   e2e_files="${PXFER_SANITIZE_E2E_FILES-$default_files}"
   echo "== ASan+UBSan build ($asan_dir) and run: unit tests, e2e ${e2e_regex} =="
