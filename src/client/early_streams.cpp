@@ -19,7 +19,7 @@ std::shared_ptr<EarlyStreams> EarlyStreams::start(asio::io_context& ioc, const C
   for (std::uint16_t i = 0; i < count; ++i) early->slots_.push_back(std::make_unique<Slot>(asio::make_strand(ioc)));
   // The slots are all in place before the first connect runs: none is added later.
   for (std::uint16_t i = 0; i < count; ++i)
-    asio::co_spawn(early->slots_[i]->strand, early->connect(i), asio::detached);
+    asio::co_spawn(early->slots_[i]->strand, connect(early, i), asio::detached);
   return early;
 }
 
@@ -27,19 +27,19 @@ asio::any_io_executor EarlyStreams::executor(std::uint16_t i) const { return slo
 
 // Any failure only leaves the slot empty: the stream that takes it connects itself and reports
 // what it meets then, once, under its own retry policy.
-net::awaitable<void> EarlyStreams::connect(std::uint16_t i) {
-  auto self = shared_from_this();  // the slots outlive every coroutine that touches them
-  Slot& slot = *slots_[i];
+net::awaitable<void> EarlyStreams::connect(std::shared_ptr<EarlyStreams> self, std::uint16_t i) {
+  Slot& slot = *self->slots_[i];
+  const ControlLink& link = *self->link_;
   try {
-    auto socket = co_await connect_socket(slot.strand, link_->data_endpoints, kind_.tuning, opt_.connect_timeout,
-                                          link_->authority, nullptr);
-    slot.conn = co_await open_data_connection(socket, kind_.tls, *link_);
+    auto socket = co_await connect_socket(slot.strand, link.data_endpoints, self->kind_.tuning, self->opt_.connect_timeout,
+                                          link.authority, nullptr);
+    slot.conn = co_await open_data_connection(socket, self->kind_.tls, link);
   } catch (const std::exception& e) {
-    spdlog::debug("early data connection {} to {}: {}", i, link_->authority, e.what());
+    spdlog::debug("early data connection {} to {}: {}", i, link.authority, e.what());
     slot.conn.reset();
   }
   slot.done = true;
-  settle(slot);
+  self->settle(slot);
 }
 
 void EarlyStreams::settle(Slot& slot) {

@@ -48,7 +48,9 @@ class EarlyStreams : public std::enable_shared_from_this<EarlyStreams> {
   };
   EarlyStreams(std::shared_ptr<const ControlLink> link, ClientOptions opt, StreamPool::Kind kind)
       : link_(std::move(link)), opt_(std::move(opt)), kind_(std::move(kind)) {}
-  net::awaitable<void> connect(std::uint16_t i);
+  // `self` in the coroutine's frame from its creation: the slots outlive every coroutine that
+  // touches them, whoever drops the last other owner first.
+  static net::awaitable<void> connect(std::shared_ptr<EarlyStreams> self, std::uint16_t i);
   void settle(Slot& slot);  // on the slot's strand: the connection to its taker or the pool
 
   std::shared_ptr<const ControlLink> link_;
