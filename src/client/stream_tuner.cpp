@@ -54,7 +54,7 @@ net::awaitable<void> tune_streams(StreamTuning tuning) {
     spawned = std::max(spawned, wanted);
   };
   for (;;) {
-    timer.expires_after(std::chrono::milliseconds(200));
+    timer.expires_after(stream_sample_period);
     if (co_await net::wait_unless_cancelled(timer)) co_return;
     if (t.over()) continue;  // ends only when cancelled (net::first_of)
     bring_up();

@@ -6,6 +6,7 @@
 #include "pxfer/common/error.hpp"
 #include "pxfer/core/option_table.hpp"
 #include "pxfer/core/stream_count.hpp"
+#include "pxfer/core/stream_controller.hpp"
 
 namespace pxfer::transfer {
 namespace {
@@ -53,8 +54,10 @@ wire::Open make_open(Direction direction, const ClientOptions& opt, const wire::
   open.compress_level = static_cast<std::uint8_t>(opt.compression.level);
   if ((opt.stream_stats || opt.auto_streams) && direction == Direction::get) {
     open.flags |= wire::open_want_stats;  // the server sends: only it sees cwnd, Send-Q, retransmits
-    // -p auto reads RTT and retransmits from them twice a second even without --stream-stats.
-    open.stats_interval_ms = static_cast<std::uint32_t>(opt.stream_stats ? opt.perf_interval.count() : 500);
+    // -p auto reads RTT and retransmits from them at each of its looks, --stream-stats at each line.
+    auto every = opt.stream_stats ? opt.perf_interval : std::chrono::milliseconds(500);
+    if (opt.auto_streams) every = std::min<std::chrono::milliseconds>(every, stream_sample_period);
+    open.stats_interval_ms = static_cast<std::uint32_t>(every.count());
   }
   open.size = source ? source->size : 0;
   open.mtime_ns = source ? source->mtime_ns : 0;

@@ -148,13 +148,15 @@ bool StreamController::worth_growing(const PathSample& s, std::optional<double> 
 
 // Room the streams cannot take (the header says when): three or four times as many, now. From then
 // on only room grows them: a phase measured while streams fall from an overshoot would shed them.
+// Or the streams of a loss-sized step outgrew the peak it was sized for: sized again.
 std::optional<StreamStep> StreamController::grow_into_room(const PathSample& s, std::optional<double> rate) {
   if (!rate || ended_ || target_ >= settings_.ceiling || !warmed_up(s) || !worth_growing(s, rate)) return std::nullopt;
   const bool room = *rate < settings_.room_share * peak_Bps_;
+  const bool outgrown = sized_from_Bps_ > 0 && *rate >= settings_.outgrown * sized_from_Bps_;
   // No queue for a while: on a full link shared with another transfer the queue drains now and
   // then (a 200 Mbit/s link, two untuned gets: one grew on such a moment and took 0.65 of it).
   const bool queue_gone = no_queue_since_ && s.at - *no_queue_since_ >= warmup();
-  if (!room || !queue_gone || !loss_bound(s, *rate)) return std::nullopt;
+  if (!(room || outgrown) || !queue_gone || !loss_bound(s, *rate)) return std::nullopt;
   // Sized from the loss outside bursts when it is known: worth waiting up to two warm-ups more for,
   // since a step sized too small costs the new streams another slow start.
   const auto fill = streams_to_fill();
@@ -164,7 +166,9 @@ std::optional<StreamStep> StreamController::grow_into_room(const PathSample& s, 
   // rate it triggers at still overstates what the streams keep (4 streams: ~0.85 of the peak
   // then, ~0.15 once their fall ended). Doubling reached 32 streams 6 s into 1 GiB at 50 ms.
   // More when the loss outside bursts says how many carry the peak (the header: 4 -> 52 at 50 ms).
-  const unsigned factor = peak_Bps_ >= 4 * *rate ? 4 : 3;
+  // Outgrown, only the loss sizes it, and only a step worth another slow start (a quarter more).
+  const unsigned factor = room ? (peak_Bps_ >= 4 * *rate ? 4 : 3) : 1;
+  if (!room && (!fill || 4 * *fill < 5u * target_)) return std::nullopt;
   StreamStep step;
   step.at_s = std::chrono::duration<double>(s.at - start_).count();
   step.move = StreamMove::grow;
@@ -172,22 +176,37 @@ std::optional<StreamStep> StreamController::grow_into_room(const PathSample& s, 
   step.to = static_cast<std::uint16_t>(std::min<unsigned>(settings_.ceiling, std::max(factor * target_, fill.value_or(0))));
   step.rate_Bps = *rate;
   step.best_Bps = peak_Bps_;
-  char rtts[64];
-  std::snprintf(rtts, sizeof rtts, "RTT %.0f ms, lowest %.0f", s.rtt_ms, base_rtt_ms_);
-  step.reason = "the path carried " + mbit(peak_Bps_) + " Mbit/s, " + std::to_string(target_) + " streams hold " +
-                mbit(*rate) + " with no queue (" + rtts + "): loss holds each back, the path has room";
-  if (fill && *fill > factor * target_) {
-    char filled[96];
-    std::snprintf(filled, sizeof filled, "; loss %.4f %% outside bursts keeps a stream at %.0f Mbit/s: %u carry the peak",
-                  *calm_loss() * 100, peak_Bps_ / *fill * 8 / 1e6, *fill);
-    step.reason += filled;
-  }
-  why_ = "the path carried " + mbit(peak_Bps_) + " Mbit/s, " + std::to_string(target_) + " streams held " + mbit(*rate) +
-         " with no queue";
+  step.reason = room_reason(s, *rate, room, fill);
   settled_ = true;
+  if (fill) sized_from_Bps_ = peak_Bps_;
   start_phase(step.to, s.at);
   steps_.push_back(step);
   return step;
+}
+
+// Why a room step (and the summary's why_): what the path carried against what the streams hold.
+std::string StreamController::room_reason(const PathSample& s, double rate, bool room, std::optional<unsigned> fill) {
+  char rtts[64];
+  std::snprintf(rtts, sizeof rtts, "RTT %.0f ms, lowest %.0f", s.rtt_ms, base_rtt_ms_);
+  const std::string count = std::to_string(target_);
+  std::string reason;
+  if (room) {
+    reason = "the path carried " + mbit(peak_Bps_) + " Mbit/s, " + count + " streams hold " + mbit(rate) +
+             " with no queue (" + rtts + "): loss holds each back, the path has room";
+    why_ = "the path carried " + mbit(peak_Bps_) + " Mbit/s, " + count + " streams held " + mbit(rate) + " with no queue";
+  } else {
+    reason = count + " streams carry " + mbit(rate) + " Mbit/s, more than the " + mbit(sized_from_Bps_) +
+             " they were sized for, with no queue (" + rtts + "): loss held that peak, the path has room";
+    why_ = count + " streams outgrew the " + mbit(sized_from_Bps_) + " Mbit/s they were sized for with no queue, " +
+           "the path carried " + mbit(peak_Bps_);
+  }
+  if (fill && *fill > (room ? 3u : 1u) * target_) {
+    char filled[96];
+    std::snprintf(filled, sizeof filled, "; loss %.4f %% outside bursts keeps a stream at %.0f Mbit/s: %u carry the peak",
+                  *calm_loss() * 100, peak_Bps_ / *fill * 8 / 1e6, *fill);
+    reason += filled;
+  }
+  return reason;
 }
 
 // A measurement whose second half ran slower than `steady` of its first was taken while the
@@ -207,9 +226,17 @@ bool StreamController::steady_or_restart(const PathSample& s) {
 
 // Only while the queue has been gone for a warm-up, once a first loss ended slow start: the
 // overshoot's queue overflow and its recovery (a few RTTs) stay out.
+// A difference counts only between two calm samples: the counters can move in a jump that spans
+// what came before (a get's figures come from the server once a second, and before its first ones
+// they are the receiver's own, without retransmits: at 20 ms, 0.1 %, the first second's overshoot
+// then read as 3 % outside bursts).
 void StreamController::count_calm_loss(const PathSample& s) {
   const bool calm = retransmits_ > 0 && no_queue_since_ && s.at - *no_queue_since_ >= warmup();
-  if (calm && last_counts_ && s.segments >= last_counts_->first && s.retransmits >= last_counts_->second) {
+  if (!calm || s.segments == 0) {
+    last_counts_.reset();
+    return;
+  }
+  if (last_counts_ && s.segments >= last_counts_->first && s.retransmits >= last_counts_->second) {
     calm_segments_ += s.segments - last_counts_->first;
     calm_retransmits_ += s.retransmits - last_counts_->second;
   }

@@ -41,6 +41,10 @@
 // instead of 4 -> 16 -> 48, each step a slow start of ~2 s.
 // A cubic stream keeps more than reno's rate, so this overstates its count: the extra streams
 // queue at the bottleneck, whose queue then stops the growth.
+// The peak can be loss's too: at 0.1 % slow start ends early (20 ms, reno: 7 streams peaked at
+// 452 Mbit/s, the 34 sized from it then held 670 with no queue, `-p 64` 900). When the streams a
+// step sized then carry `outgrown` times the peak it was sized for, still loss-bound with no
+// queue, the step is sized again from the new peak (34 -> 61 there).
 // A phase whose second half ran at less than `steady` of its first is still falling: it measures
 // on from its middle (at most three times).
 #include "pxfer/core/layer.hpp"
@@ -89,6 +93,9 @@ struct StreamControllerSettings {
   // 0.01 %: the 31-47 that the formula asked for carried 640-680 Mbit/s, `-p 64` 660-840 in the
   // same runs (bench/results/wan-matrix.md).
   double fill_margin = 1.5;
+  // The streams a loss-sized step gave carry this many times the peak it was sized for: that peak
+  // was not the path's (see above), size again.
+  double outgrown = 1.25;
   std::chrono::milliseconds min_warmup{500};
   std::chrono::milliseconds max_warmup{2000};
   std::chrono::milliseconds min_phase{1000};
@@ -97,7 +104,12 @@ struct StreamControllerSettings {
   std::uint64_t min_phase_bytes = 0;
 };
 
-// One look at the transfer, every few hundred milliseconds.
+// How often the client looks (tune_streams), and so how often a get asks the server for its
+// figures: those of a second ago hide when the queue came and went (at 1 s a get's loss counted
+// too few calm samples to size its first step, 7 -> 21 -> 63 at 20 ms / 0.1 %).
+inline constexpr std::chrono::milliseconds stream_sample_period{200};
+
+// One look at the transfer, every stream_sample_period.
 struct PathSample {
   Clock::time_point at;
   std::uint64_t bytes = 0;         // moved so far (all streams)
@@ -155,6 +167,7 @@ class StreamController {
   std::optional<StreamStep> size_start(double rtt_ms, Clock::time_point at);
   bool worth_growing(const PathSample& s, std::optional<double> rate) const;
   std::optional<StreamStep> grow_into_room(const PathSample& s, std::optional<double> rate);
+  std::string room_reason(const PathSample& s, double rate, bool room, std::optional<unsigned> fill);
   bool steady_or_restart(const PathSample& s);
   void count_calm_loss(const PathSample& s);
   std::optional<double> calm_loss() const;
@@ -181,6 +194,7 @@ class StreamController {
   std::optional<StreamStep> sized_start_;  // sized at construction, told on the first sample
   std::deque<std::pair<Clock::time_point, std::uint64_t>> recent_;  // (at, bytes) over peak_window()
   double peak_Bps_ = 0;     // the highest aggregate over peak_window() so far
+  double sized_from_Bps_ = 0;  // the peak the last loss-sized step was sized to carry; 0: none yet
   double base_rtt_ms_ = 0;  // the lowest RTT seen: the path without a queue
   std::optional<Clock::time_point> no_queue_since_;  // the RTT has been near base_rtt_ms_ since
   std::optional<std::uint16_t> best_count_;

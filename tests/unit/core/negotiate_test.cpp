@@ -6,6 +6,7 @@
 
 #include "pxfer/common/error.hpp"
 #include "pxfer/core/limits.hpp"
+#include "pxfer/core/stream_controller.hpp"
 #include "plan/negotiate.hpp"
 
 namespace pxfer::transfer {
@@ -61,6 +62,21 @@ TEST(Negotiate, APutOfASmallFileAsksForNoMoreStreamsThanBlocks) {
   EXPECT_EQ(open.mtime_ns, 42);
   EXPECT_EQ(open.path, "a/b");
   EXPECT_EQ(open.flags, wire::open_overwrite | wire::open_sync | wire::open_no_resume);
+}
+
+TEST(Negotiate, AGetAsksForTheServersFiguresAsOftenAsItsReaderLooks) {
+  wire::HelloOk hello;
+  ClientOptions o;  // fixed -p, no --stream-stats: no figures
+  EXPECT_EQ(make_open(Direction::get, o, hello, std::nullopt, "f").flags & wire::open_want_stats, 0u);
+  o.stream_stats = true;  // a line a second
+  EXPECT_EQ(make_open(Direction::get, o, hello, std::nullopt, "f").stats_interval_ms, 1000u);
+  o.auto_streams = true;  // -p auto looks every 200 ms, --stream-stats or not
+  auto open = make_open(Direction::get, o, hello, std::nullopt, "f");
+  EXPECT_NE(open.flags & wire::open_want_stats, 0u);
+  EXPECT_EQ(open.stats_interval_ms, static_cast<std::uint32_t>(stream_sample_period.count()));
+  o.stream_stats = false;
+  EXPECT_EQ(make_open(Direction::get, o, hello, std::nullopt, "f").stats_interval_ms, 200u);
+  EXPECT_EQ(make_open(Direction::put, o, hello, SourceFacts{3u << 20, 42}, "f").flags & wire::open_want_stats, 0u);
 }
 
 TEST(Negotiate, OnControlOnlyWhenTheServerCanAndTheFileIsOneBlock) {
