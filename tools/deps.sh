@@ -20,6 +20,7 @@ packages=(
   lintian devscripts  # tests/package: lintian on the .deb, hardening-check on its binaries
   libjwt-dev python3-jwt  # pxferd --token-issuers: JWT signatures, the issuers file; tests sign tokens
   voms-dev voms-clients python3-cryptography  # pxferd --x509: VOMS ACs (libvomsapi); tests/grid/make_credentials.py (voms-proxy-fake)
+  prometheus  # promtool: the metrics test lints pxferd's /metrics with `promtool check metrics`
 )
 
 missing=()

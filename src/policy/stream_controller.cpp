@@ -386,8 +386,10 @@ std::string StreamController::evidence() const {
     std::snprintf(part, sizeof part, "RTT %.0f ms, ", rtt_ms_);
     text += part;
   }
+  // Before enough losses were counted outside bursts, the loss over all segments overstates the
+  // path's (1.3 % read on a 0.01 % path at 20 ms): said so.
   if (auto l = loss()) {
-    std::snprintf(part, sizeof part, "loss %.3f %%, ", *l * 100);
+    std::snprintf(part, sizeof part, calm_loss() ? "loss %.3f %%, " : "loss %.3f %% with slow start's bursts, ", *l * 100);
     text += part;
   }
   text += why_.empty() ? "the transfer ended before a measurement" : why_;

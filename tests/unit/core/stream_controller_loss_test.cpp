@@ -76,6 +76,19 @@ TEST(StreamControllerLoss, DoesNotSizeAgainWhenTheLinkIsFull) {
   EXPECT_EQ(c.target(), c.steps()[1].to);
 }
 
+TEST(StreamControllerLoss, TheEvidenceSaysWhenItsLossIncludesSlowStartsBursts) {
+  // A queue the whole time: no loss is counted outside bursts, so the loss told is all of it.
+  const auto t0 = Clock::time_point{};
+  StreamController c({}, t0);
+  for (int tick = 1; tick <= 20; ++tick)
+    c.observe(PathSample{t0 + tick * 100ms, tick * 10'000'000ull, 4, tick == 1 ? 20.0 : 60.0,
+                         static_cast<std::uint64_t>(tick * 10'000'000 / mss), tick * 100ull, 0, false, 4, 1448});
+  EXPECT_NE(c.evidence().find("loss 1.448 % with slow start's bursts, "), std::string::npos) << c.evidence();
+  // Counted outside them (the calm path of the test above): no such words.
+  auto calm = run_lossy({}, 20);
+  EXPECT_EQ(calm.evidence().find("bursts"), std::string::npos) << calm.evidence();
+}
+
 TEST(StreamControllerLoss, ASendersFiguresFromAfarDoNotReadItsOvershootAsTheLoss) {
   // A get: the server sends its figures once a second. Before the first ones the client has only
   // its own (a receiver's: no retransmits); the first ones carry the whole first second, slow
