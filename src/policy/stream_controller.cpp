@@ -184,7 +184,7 @@ std::optional<StreamStep> StreamController::grow_into_room(const PathSample& s, 
   return step;
 }
 
-// Why a room step (and the summary's why_): what the path carried against what the streams hold.
+// Why a room step, and the summary's why_ (set here): what the path carried against what the streams hold.
 std::string StreamController::room_reason(const PathSample& s, double rate, bool room, std::optional<unsigned> fill) {
   char rtts[64];
   std::snprintf(rtts, sizeof rtts, "RTT %.0f ms, lowest %.0f", s.rtt_ms, base_rtt_ms_);

@@ -44,7 +44,7 @@
 // The peak can be loss's too: at 0.1 % slow start ends early (20 ms, reno: 7 streams peaked at
 // 452 Mbit/s, the 34 sized from it then held 670 with no queue, `-p 64` 900). When the streams a
 // step sized then carry `outgrown` times the peak it was sized for, still loss-bound with no
-// queue, the step is sized again from the new peak (34 -> 61 there).
+// queue, the step is sized again from the new peak (7 -> 34 -> 64 there).
 // A phase whose second half ran at less than `steady` of its first is still falling: it measures
 // on from its middle (at most three times).
 #include "pxfer/core/layer.hpp"
