@@ -141,9 +141,13 @@ std::uint64_t Transfer::bytes_moved() const {
   // its sockets: against a slow disk the socket buffers would otherwise show tens of MiB "done"
   // that are not. Blocks the receiver had already (resumed) were not moved by this attempt.
   if (role_ == Role::send) return planner_.acknowledged_bytes() - std::min(planner_.acknowledged_bytes(), resumed_bytes_.load());
+  // The receiver counts what its streams read, less the blocks that came twice, and never more than
+  // the file this attempt had to move: pxferd's bytes counter read 18 MiB for a 16 MiB put whose
+  // last block was sent twice (Metrics.PrometheusEndpointCountsTransfersAndFailures, once under load).
   std::uint64_t total = 0;
   for (const auto& s : stats_) total += s->bytes.load(std::memory_order_relaxed);
-  return total;
+  total -= std::min(total, repeated_bytes_.load());
+  return std::min(total, file_size() - std::min(file_size(), resumed_bytes_.load()));
 }
 
 void Transfer::set_data_key(const MacKey& key) {

@@ -268,6 +268,9 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   std::atomic<bool> ready_{false};  // sender: the receiver's HAVE frames were applied
   std::vector<bool> resumed_;       // receiver: blocks kept from an earlier attempt
   std::atomic<std::uint64_t> resumed_bytes_{0};
+  // A receiver's: blocks that arrived a second time (a copy of an overdue block, a resend after a
+  // broken stream's lost ACK), counted by their streams but not moved into the file.
+  std::atomic<std::uint64_t> repeated_bytes_{0};
   std::atomic<std::uint64_t> recoveries_{0};
   std::atomic<std::uint64_t> block_copies_{0}, streams_let_go_{0};
   std::atomic<std::uint16_t> retire_from_{0xffff};

@@ -294,6 +294,7 @@ awaitable<void> Transfer::finish_received_block(Connection& conn, StreamRun& run
     ledger_.committed(index);
     first_time = planner_.mark_done(header.offset);
   } else {
+    repeated_bytes_ += header.raw_length;  // its stream counted them; the file gained nothing
     spdlog::debug("stream {}: block at offset {} arrived again; already in the file, not rewritten", run.index,
                   header.offset);
   }
