@@ -7,7 +7,11 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_future.hpp>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
+
+#include <spdlog/spdlog.h>
 
 #include "connect.hpp"
 #include "job.hpp"
@@ -17,6 +21,7 @@
 #include "pxfer/client/client.hpp"
 #include "pxfer/client/retrying.hpp"
 #include "plan/negotiate.hpp"
+#include "pxfer/core/limits.hpp"
 
 namespace pxfer {
 namespace {
@@ -39,12 +44,30 @@ unsigned threads_for(const ClientOptions& options) {
 // which only the job running at the time touches (one job at a time, each on `strand`).
 struct ClientSession::State {
   State(unsigned threads, std::shared_ptr<ClientTrust> own_trust) : trust(std::move(own_trust)) {
-    for (unsigned i = 0; i < threads; ++i) workers.emplace_back([this] { ioc.run(); });
+    for (unsigned i = 0; i < threads; ++i)
+      workers.emplace_back([this] {
+        ioc.run();
+        std::lock_guard lock(returned_mutex);
+        ++returned;
+        returned_cv.notify_all();
+      });
   }
   ~State() {
     drop_link();   // closes the control connection: the server ends the session
     work.reset();  // the threads return once the last transfer's streams have wound down
+    wind_down();
     for (auto& w : workers) w.join();
+  }
+
+  // Every stream and watcher ends within a second of its transfer (closed connections, timers
+  // cancelled). One that does not must not hold its caller for ever: a third-party copy's thread
+  // in pxferd waits here before it reports the copy's end, and once (CI, stop 48) it never did.
+  void wind_down() {
+    std::unique_lock lock(returned_mutex);
+    if (returned_cv.wait_for(lock, limits::client_wind_down, [this] { return returned == workers.size(); })) return;
+    spdlog::warn("pxfer: work of a transfer that ended was still pending {} s later; stopping it (please report this "
+                 "with the -v log)", limits::client_wind_down.count() / 1000);
+    ioc.stop();  // the pending coroutines are destroyed with the io_context, unresumed
   }
 
   // `link` changes only on the strand, where an abort() may look at it too.
@@ -97,6 +120,9 @@ struct ClientSession::State {
   std::shared_ptr<ClientTrust> trust;
   std::optional<ControlLink> link;
   std::vector<std::thread> workers;
+  std::mutex returned_mutex;
+  std::condition_variable returned_cv;
+  std::size_t returned = 0;  // threads whose ioc.run() returned
 };
 
 ClientSession::ClientSession(const ClientOptions& options)

@@ -51,6 +51,9 @@ inline constexpr std::size_t made_directories_remembered = 100000;
 // half of it, so it does not meet one the server is closing; and keeps at most this many.
 inline constexpr std::chrono::milliseconds idle_data_stream{10'000};
 inline constexpr std::size_t idle_data_streams_kept = max_streams;
+// How long a client session waits, as it closes, for the streams and watchers of its last transfer
+// to end (they end within a second: client/session.cpp); past it they are stopped, with a warning.
+inline constexpr std::chrono::milliseconds client_wind_down{10'000};
 // Block buffers a process keeps after its streams ended, for the next ones (transfer/block_buffer.hpp):
 // enough for 8 files of 2 streams at the default block size, the -r run where it matters.
 inline constexpr std::size_t kept_block_buffer_bytes = 32u << 20;
