@@ -64,6 +64,10 @@ int main(int argc, char** argv) {
   attach.token.fill(0x5a);
   attach.stream = 3;
   write(dir, "attach", encode(attach));
+  attach.has_proof = true;  // cap_attach_proven: the nonce and proof in its tail
+  attach.nonce.fill(0x6b);
+  attach.mac.fill(0x7c);
+  write(dir, "attach_proven", encode(attach));
   write(dir, "attach_ok", encode(AttachOk{212992, 131072}));
   AttachChallenge challenge;
   challenge.nonce.fill(0x3c);

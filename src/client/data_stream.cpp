@@ -35,7 +35,8 @@ transfer::Transfer::CleanEnd pool_for_next_file(const ControlLink& link, const C
 }
 
 // Connects (or takes `reused`, a connection kept from an earlier file), says ATTACH and proves
-// the stream belongs to the transfer (issue 11): the server's nonce is answered under the
+// the stream belongs to the transfer (issue 11): a nonce (the server's ATTACH_CHALLENGE, or with
+// cap_attach_proven one drawn here and sent with ATTACH) is answered under the
 // transfer's key from the control connection's TLS session, so the token alone, which an observer
 // of a clear stream sees, joins nothing. Every reply has a deadline (issue 16): a server whose
 // kernel accepts while the process is stopped is a stall.
@@ -52,8 +53,18 @@ net::awaitable<Attached> attach_stream(std::shared_ptr<transfer::Transfer> t, st
                                           link->authority, &stats.local);
     conn = co_await open_data_connection(socket, opt.encrypt, *link);
   }
-  wire::Message attach = wire::Attach{token, index};
-  co_await net::send_message(*conn, attach);
+  // With cap_attach_proven the proof goes with ATTACH, under a nonce drawn here: no challenge's
+  // round trip before the stream's first block.
+  wire::Attach attach{token, index};
+  attach.has_proof = (link->hello.capabilities & wire::cap_attach_proven) != 0;
+  AttachNonce nonce{};
+  if (attach.has_proof) {
+    nonce = random_nonce();
+    attach.nonce = nonce;
+    attach.mac = t->attach_proof_on(*conn, token, index, nonce);
+  }
+  const wire::Message attach_message = attach;  // named: g++ 12 and temporaries across co_await
+  co_await net::send_message(*conn, attach_message);
   const auto limit = std::max(t->settings().stall_timeout, std::chrono::milliseconds(1000));
   auto read_reply = [&](const char* what) -> net::awaitable<wire::Message> {
     for (;;) {
@@ -65,11 +76,13 @@ net::awaitable<Attached> attach_stream(std::shared_ptr<transfer::Transfer> t, st
       if (!std::holds_alternative<wire::Ping>(*reply)) co_return std::move(*reply);
     }
   };
-  auto challenge = net::expect<wire::AttachChallenge>(co_await read_reply("ATTACH"), link->authority);
+  if (!attach.has_proof) {
+    nonce = net::expect<wire::AttachChallenge>(co_await read_reply("ATTACH"), link->authority).nonce;
+    wire::Message proof = wire::AttachProof{t->attach_proof_on(*conn, token, index, nonce)};
+    co_await net::send_message(*conn, proof);
+  }
   const MacKey transfer_key = t->data_key();
-  wire::Message proof = wire::AttachProof{t->attach_proof_on(*conn, token, index, challenge.nonce)};
-  co_await net::send_message(*conn, proof);
-  wire::Message answer = co_await read_reply("ATTACH_PROOF");
+  wire::Message answer = co_await read_reply(attach.has_proof ? "ATTACH" : "ATTACH_PROOF");
   // Proven but refused (the transfer ended while this stream was connecting, or its slot is still
   // held): pxferd keeps such a connection for another ATTACH, so the session's next file can use it.
   if (const auto* refused = std::get_if<wire::ErrorMsg>(&answer);
@@ -79,7 +92,7 @@ net::awaitable<Attached> attach_stream(std::shared_ptr<transfer::Transfer> t, st
   stats.remote.requested = opt.window;
   stats.remote.sndbuf = ok.sndbuf;
   stats.remote.rcvbuf = ok.rcvbuf;
-  co_return Attached{std::move(conn), stream_block_key(transfer_key, index, challenge.nonce)};
+  co_return Attached{std::move(conn), stream_block_key(transfer_key, index, nonce)};
 }
 
 // A stream that attached as its transfer ended (the other streams had moved every block) and

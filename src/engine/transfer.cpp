@@ -167,6 +167,16 @@ AttachProof Transfer::attach_proof_on(const Connection& conn, const wire::Token&
   return attach_proof(data_key(), token, stream, nonce, binding);
 }
 
+bool Transfer::take_attach_nonce(const AttachNonce& nonce) {
+  std::lock_guard lock(mutex_);
+  // A few per stream (reconnects, -p auto's streams coming back): a scan is cheaper than a set.
+  if (attach_nonces_.size() >= limits::attach_nonces_per_transfer ||
+      std::find(attach_nonces_.begin(), attach_nonces_.end(), nonce) != attach_nonces_.end())
+    return false;
+  attach_nonces_.push_back(nonce);
+  return true;
+}
+
 bool Transfer::claim_stream(std::uint16_t index, std::shared_ptr<Connection> conn, std::string* why) {
   std::string broke;
   {

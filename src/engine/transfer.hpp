@@ -119,6 +119,10 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   // it): bound to the connection's own TLS channel when blocks_by_tls(conn).
   AttachProof attach_proof_on(const Connection& conn, const wire::Token& token, std::uint16_t stream,
                               const AttachNonce& nonce) const;
+  // An ATTACH that carried its proof (cap_attach_proven) chose its own nonce: each is taken once
+  // per transfer, so a copied ATTACH, replayed once the stream's slot is free, joins nothing.
+  // False for a nonce seen before, or past limits::attach_nonces_per_transfer.
+  bool take_attach_nonce(const AttachNonce& nonce);
   // True once the transfer failed or every block is where it belongs: no stream is worth
   // reconnecting any more.
   bool over() const;
@@ -253,6 +257,7 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   BlockPlanner planner_;  // sender: what to send and what was acknowledged; receiver: what arrived
   BlockLedger ledger_;    // receiver: which blocks are in the file (written once, never again)
   MacKey data_key_{};     // under mutex_
+  std::vector<AttachNonce> attach_nonces_;  // under mutex_: the nonces of proven ATTACHes
   std::optional<FileSource> source_;
   std::optional<FileStamp> keep_checksum_of_;
   std::unique_ptr<FileSink> sink_;

@@ -379,8 +379,10 @@ net::awaitable<void> TransferService::serve(std::shared_ptr<net::Connection> con
 
 // A data stream proves it belongs to the transfer (issue 11): the token only names the transfer
 // (it crosses clear streams); the stream answers a fresh nonce with an HMAC under the key both
-// ends took from the control connection's TLS exporter. Every refusal is the same ERROR and
-// closes the connection; only a proven stream takes a free slot.
+// ends took from the control connection's TLS exporter. The nonce is the server's (ATTACH_CHALLENGE)
+// or, with cap_attach_proven, the client's, sent with its proof in ATTACH and taken once per
+// transfer. Every refusal is the same ERROR and closes the connection; only a proven stream takes a
+// free slot.
 net::awaitable<bool> TransferService::attach(std::shared_ptr<net::Connection> conn, const wire::Attach& attach,
                                              bool kept) {
   auto found = registry_.find(attach.token);
@@ -390,16 +392,29 @@ net::awaitable<bool> TransferService::attach(std::shared_ptr<net::Connection> co
     co_return false;
   }
   auto t = found.transfer;
-  const AttachNonce nonce = random_nonce();
-  bool proven = false;
-  if (t) {
+  AttachNonce nonce = random_nonce();
+  bool proven = false, replayed = false;
+  if (t && attach.has_proof) {
+    // The client's nonce (cap_attach_proven): the MAC first, so only the transfer's own client
+    // spends a nonce; then the nonce, so a copy of this ATTACH never joins again.
+    nonce = attach.nonce;
+    proven = equal_constant_time(attach.mac, t->attach_proof_on(*conn, attach.token, attach.stream, nonce));
+    replayed = proven && !t->take_attach_nonce(nonce);
+    proven = proven && !replayed;
+  } else if (t) {
     wire::Message challenge = wire::AttachChallenge{nonce};
     co_await net::send_message(*conn, challenge);
     auto reply = co_await net::read_login_message_within(*conn, options_.hello_timeout);
     auto* proof = reply ? std::get_if<wire::AttachProof>(&*reply) : nullptr;
     proven = proof && equal_constant_time(proof->mac, t->attach_proof_on(*conn, attach.token, attach.stream, nonce));
+  }
+  if (t) {
     if (proven) conn->mark_logged_in();
-    if (!proven)
+    if (replayed)
+      spdlog::warn("client={} data stream {} refused: its ATTACH's nonce was used before (a copy of an ATTACH, "
+                   "replayed by someone on the path)",
+                   conn->peer(), attach.stream);
+    else if (!proven)
       spdlog::warn("client={} data stream {} refused: no valid proof of the transfer's key (an intruder, or a "
                    "client that is not the one that opened it)",
                    conn->peer(), attach.stream);

@@ -164,6 +164,9 @@ template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Attach> {
   io.token(m.token);
   io.u16(m.stream);
+  if (!io.tail(m.has_proof)) return;  // cap_attach_proven
+  for (auto& b : m.nonce) io.u8(b);
+  for (auto& b : m.mac) io.u8(b);
 }
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, AttachChallenge> {
   for (auto& b : m.nonce) io.u8(b);

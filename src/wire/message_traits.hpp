@@ -28,7 +28,7 @@ template <> struct Traits<Hello> : Row<FrameType::hello, max_control_payload> { 
 template <> struct Traits<HelloOk> : Row<FrameType::hello_ok, max_control_payload> { static constexpr const char* name = "HELLO_OK"; };
 template <> struct Traits<Open> : Row<FrameType::open, max_control_payload> { static constexpr const char* name = "OPEN"; };
 template <> struct Traits<OpenOk> : Row<FrameType::open_ok, max_control_payload> { static constexpr const char* name = "OPEN_OK"; };
-template <> struct Traits<Attach> : Row<FrameType::attach, token_size + 2> { static constexpr const char* name = "ATTACH"; };
+template <> struct Traits<Attach> : Row<FrameType::attach, token_size + 2 + attach_nonce_size + attach_proof_size> { static constexpr const char* name = "ATTACH"; };
 template <> struct Traits<AttachOk> : Row<FrameType::attach_ok, 8> { static constexpr const char* name = "ATTACH_OK"; };
 template <> struct Traits<Ack> : Row<FrameType::ack, 12> { static constexpr const char* name = "ACK"; };
 template <> struct Traits<End> : Row<FrameType::end, 0> { static constexpr const char* name = "END"; };

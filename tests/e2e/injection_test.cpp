@@ -6,7 +6,9 @@
 // stream (towards pxferd in a put, towards pxfer in a get). Every time the stored file must be
 // the source's exact bytes (SHA-256 computed here) and the intruder must get no ATTACH_OK and no
 // ACK for its block. Against the binaries of the build
-// before issue 11 (PXFER_TEST_BIN_DIR) every test here fails: docs/security.md.
+// before issue 11 (PXFER_TEST_BIN_DIR) every test here fails: docs/security.md. Where the proof
+// travels in ATTACH itself (cap_attach_proven) a last attack cuts the stream and replays its ATTACH
+// while the slot is free: only the server's once-per-transfer nonce refuses that one.
 #include <gtest/gtest.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -38,13 +40,17 @@ using Bytes = std::vector<std::uint8_t>;
 
 // Frame types as docs/protocol.md numbers them; written out here, not taken from wire.hpp, so
 // the test speaks the protocol as an outsider would.
-constexpr std::uint16_t t_attach_ok = 6, t_block = 7, t_ack = 8, t_attach_challenge = 39, t_attach_proof = 40;
+constexpr std::uint16_t t_attach = 5, t_attach_ok = 6, t_block = 7, t_ack = 8, t_attach_challenge = 39, t_attach_proof = 40;
 
 enum class Attack {
   replay_attach,  // a second connection with the copied ATTACH (and proof), then a forged block
   half_block,     // the same, with half a forged block, then close
   inject_block,   // a forged block inserted into the real data stream between two blocks
   inject_get,     // the same towards the client during a get (the client is the receiver)
+  // The stream is cut after its third block; while the client's new connection is held back, the
+  // copied ATTACH is replayed on a connection of the intruder's: the slot is free then, so only a
+  // nonce taken once per transfer (cap_attach_proven: the proof travels in ATTACH) refuses it.
+  replay_after_cut,
 };
 
 using raw::be16;
@@ -112,11 +118,18 @@ class IntruderProxy : public PathProxy {
   // forwarded frame by frame, slowed to rate_, and the first one is attacked.
   void from_client(int client, int server) override {
     std::uint8_t first = 0;
+    // The client's connections wait while the intruder replays (replay_after_cut).
+    for (int i = 0; i < 1000 && holding_.load(); ++i) std::this_thread::sleep_for(10ms);
     if (::recv(client, &first, 1, MSG_PEEK) != 1 || first == 0x16 || attacked_.exchange(true)) {
       spawn([this, client, server] { forward_plain(server, client, nullptr); });
       forward_plain(client, server, nullptr);
       return;
     }
+    // An ATTACH longer than token and index carries its proof (cap_attach_proven): the stream's
+    // blocks are tagged, as after ATTACH_PROOF.
+    std::uint8_t head[8];
+    if (::recv(client, head, sizeof head, MSG_PEEK | MSG_WAITALL) == 8 && be16(head + 4) == t_attach && be32(head) > 18)
+      proven_attach_ = true;
     if (attack_ == Attack::inject_get) {
       // A get: the blocks flow from the server; the forged one goes to the client.
       spawn([this, client, server] { inject_towards_client(server, client); });
@@ -138,7 +151,7 @@ class IntruderProxy : public PathProxy {
       if (!recv_all(client, frame.data() + 8, len)) break;
       if (type != t_block && blocks == 0) {
         join.insert(join.end(), frame.begin(), frame.end());
-        tagged = tagged || type == t_attach_proof;
+        tagged = tagged || type == t_attach_proof || proven_attach_;
       }
       if (!send_slowly(server, frame)) break;
       if (type != t_block) continue;
@@ -148,6 +161,15 @@ class IntruderProxy : public PathProxy {
         note("injecting a forged block at offset 0 into the data stream");
         Bytes forged = forged_block(block_size_, tagged);
         if (!send_all(server, forged.data(), forged.size())) break;
+      } else if (attack_ == Attack::replay_after_cut) {
+        note("cutting the data stream; holding the client's next connections back");
+        holding_ = true;
+        spawn([this, join, tagged] {
+          std::this_thread::sleep_for(300ms);  // the server sees the cut and frees the slot
+          intrude(join, tagged);
+          holding_ = false;
+        });
+        break;
       } else {
         spawn([this, join, tagged] { intrude(join, tagged); });
       }
@@ -169,7 +191,7 @@ class IntruderProxy : public PathProxy {
       const std::uint16_t type = be16(frame.data() + 4);
       frame.resize(8 + len);
       if (!recv_all(server, frame.data() + 8, len)) break;
-      tagged = tagged || type == t_attach_challenge;  // the protocol with tags
+      tagged = tagged || type == t_attach_challenge || proven_attach_;  // the protocol with tags
       if (!send_slowly(client, frame)) break;
       if (type != t_block || ++blocks != 3) continue;
       note("injecting a forged block at offset 0 into the data stream towards the client");
@@ -226,6 +248,8 @@ class IntruderProxy : public PathProxy {
   std::uint32_t block_size_;
   std::uint64_t rate_;
   std::atomic<bool> attacked_{false};
+  std::atomic<bool> holding_{false};
+  std::atomic<bool> proven_attach_{false};
   std::atomic<bool> intruder_accepted_{false};
   std::atomic<int> acks_at_zero_{0};
 };
@@ -279,13 +303,14 @@ TEST_P(Injection, StoredFileIsTheSourceAndTheIntruderIsRefused) {
 
 INSTANTIATE_TEST_SUITE_P(Attacks, Injection,
                          ::testing::Values(Attack::replay_attach, Attack::half_block, Attack::inject_block,
-                                           Attack::inject_get),
+                                           Attack::inject_get, Attack::replay_after_cut),
                          [](const auto& param_info) {
                            switch (param_info.param) {
                              case Attack::replay_attach: return std::string("ReplayedAttachThenForgedBlock");
                              case Attack::half_block: return std::string("ReplayedAttachThenHalfABlock");
                              case Attack::inject_block: return std::string("ForgedBlockInjectedIntoTheStream");
                              case Attack::inject_get: return std::string("ForgedBlockInjectedTowardsAGettingClient");
+                             case Attack::replay_after_cut: return std::string("ReplayedAttachOnceTheStreamWasCut");
                            }
                            return std::string("unknown");
                          });

@@ -3,7 +3,8 @@
 // ATTACH_PROOF is bound to that connection's own TLS channel (an exporter of it). This test is the
 // attacker the binding stops: a relay that holds pxferd's certificate and key (a stolen key, or a
 // TLS-inspecting middlebox) passes the control connection through untouched and terminates the TLS
-// of every data stream, forwarding ATTACH, the challenge and the proof, and then sends a forged
+// of every data stream, forwarding ATTACH (and the challenge and the proof, where the proof does not
+// come in ATTACH itself), and then sends a forged
 // block of its own with the zero tag. The relayed proof must be refused (it is bound to the
 // client-relay channel, the server checks it against the relay-server one), the relay must never
 // see ATTACH_OK, and nothing may be stored. With the binding left out of the proof (both ends),
@@ -115,12 +116,16 @@ class TlsRelay {
       co_await net::tls_handshake(*up, false, host, host);
       wire::Message attach = co_await net::read_message(*down);
       co_await net::send_message(*up, attach);
-      wire::Message challenge = co_await net::read_message(*up);
-      co_await net::send_message(*down, challenge);
-      if (!std::holds_alternative<wire::AttachChallenge>(challenge)) co_return;
-      wire::Message proof = co_await net::read_message(*down);
+      // The proof comes in ATTACH itself (cap_attach_proven), or answers the server's challenge.
+      const auto* proven = std::get_if<wire::Attach>(&attach);
+      if (!proven || !proven->has_proof) {
+        wire::Message challenge = co_await net::read_message(*up);
+        co_await net::send_message(*down, challenge);
+        if (!std::holds_alternative<wire::AttachChallenge>(challenge)) co_return;
+        wire::Message proof = co_await net::read_message(*down);
+        co_await net::send_message(*up, proof);
+      }
       ++proofs_;
-      co_await net::send_message(*up, proof);
       wire::Message verdict = co_await net::read_message(*up);
       if (std::holds_alternative<wire::AttachOk>(verdict)) {
         let_in_ = true;

@@ -51,6 +51,9 @@ inline constexpr std::size_t made_directories_remembered = 100000;
 // half of it, so it does not meet one the server is closing; and keeps at most this many.
 inline constexpr std::chrono::milliseconds idle_data_stream{10'000};
 inline constexpr std::size_t idle_data_streams_kept = max_streams;
+// The ATTACHes with their own nonce (cap_attach_proven) a transfer takes: each nonce is kept to
+// refuse its replay. A stream reconnects a handful of times at most; past this, ATTACH fails.
+inline constexpr std::size_t attach_nonces_per_transfer = 4096;
 // How long a client session waits, as it closes, for the streams and watchers of its last transfer
 // to end (they end within a second: client/session.cpp); past it they are stopped, with a warning.
 inline constexpr std::chrono::milliseconds client_wind_down{10'000};

@@ -552,7 +552,7 @@ TEST(WireCodec, PayloadLimitsPerType) {
   EXPECT_EQ(max_payload(FrameType::end), 0u);
   EXPECT_EQ(max_payload(FrameType::ping), 8u);
   EXPECT_EQ(max_payload(FrameType::pong), 8u);
-  EXPECT_EQ(max_payload(FrameType::attach), token_size + 2);
+  EXPECT_EQ(max_payload(FrameType::attach), token_size + 2 + attach_nonce_size + attach_proof_size);  // with its proof
   EXPECT_EQ(max_payload(FrameType::attach_ok), 8u);
   for (FrameType t : {FrameType::hello, FrameType::hello_ok, FrameType::open, FrameType::open_ok, FrameType::commit,
                       FrameType::result, FrameType::error, FrameType::stats})
@@ -562,8 +562,9 @@ TEST(WireCodec, PayloadLimitsPerType) {
     EXPECT_EQ(max_payload(t), max_control_payload + max_small_file) << type_name(t);
   // SMALL_DATA on the small-file channel: id, tag, and a whole small file with its length.
   EXPECT_EQ(max_payload(FrameType::small_data), 4 + block_tag_size + 4 + max_small_file);
-  // Fixed-size messages fill their limit exactly.
-  for (const auto& m : sample_messages()) {
+  // Fixed-size messages fill their limit exactly (ATTACH with its tail, cap_attach_proven).
+  for (auto m : sample_messages()) {
+    if (auto* attach = std::get_if<Attach>(&m)) attach->has_proof = true;
     FrameType t = type_of(m);
     const bool carries_bytes = t == FrameType::small_data || t == FrameType::stream_data || t == FrameType::stream_write;
     if (max_payload(t) != max_control_payload && max_payload(t) != max_small_payload && !carries_bytes) {
@@ -731,6 +732,7 @@ TEST(WireCodec, TrailingBytesAfterEveryMessage) {
     // And TPC_START's -p auto tail (cap_tpc_auto_streams), TPC_DONE's two (cap_tpc_end_counts).
     if (auto* start = std::get_if<TpcStart>(&m)) start->has_auto = true;
     if (auto* done = std::get_if<TpcDone>(&m)) done->has_choice = done->has_end_counts = true;
+    if (auto* attach = std::get_if<Attach>(&m)) attach->has_proof = true;  // cap_attach_proven
     SCOPED_TRACE(type_name(type_of(m)));
     Bytes payload = payload_of(m);
     payload.push_back(0);
@@ -1103,6 +1105,33 @@ TEST(WireCodec, TpcAutoStreamsTailsAreOptionalAndChecked) {
   const std::size_t base = payload_of(Message(TpcDone{42, 0, 10, 4, 4u << 20, 1, "0a3c1f2e", 0, false, "", false, 0, 0})).size();
   for (std::size_t cut = base + 1; cut < full.size(); ++cut)
     EXPECT_EQ(decode_frame(frame_of(FrameType::tpc_done, Bytes(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(cut)))),
+              DecodeStatus::truncated)
+        << cut;
+}
+
+// ATTACH's proof in its tail (cap_attach_proven): an ATTACH without it, an older client's, still
+// decodes as one that waits for ATTACH_CHALLENGE; the tail's nonce and MAC come back as sent; a cut
+// inside the tail is truncated, never an ATTACH without a proof.
+TEST(WireCodec, AttachCarriesItsProofInItsTail) {
+  Attach attach{make_token(9), 5};
+  Message out;
+  ASSERT_EQ(decode_frame(encode(attach), out), DecodeStatus::ok);
+  EXPECT_FALSE(std::get<Attach>(out).has_proof);
+  const std::size_t base = payload_of(Message(attach)).size();
+  attach.has_proof = true;
+  for (std::size_t i = 0; i < attach.nonce.size(); ++i) attach.nonce[i] = static_cast<std::uint8_t>(0x40 + i);
+  for (std::size_t i = 0; i < attach.mac.size(); ++i) attach.mac[i] = static_cast<std::uint8_t>(0x90 + i);
+  ASSERT_EQ(decode_frame(encode(attach), out), DecodeStatus::ok);
+  const auto& got = std::get<Attach>(out);
+  EXPECT_TRUE(got.has_proof);
+  EXPECT_EQ(got.token, attach.token);
+  EXPECT_EQ(got.stream, 5);
+  EXPECT_EQ(got.nonce, attach.nonce);
+  EXPECT_EQ(got.mac, attach.mac);
+  const Bytes full = payload_of(Message(attach));
+  EXPECT_EQ(full.size(), max_payload(FrameType::attach));
+  for (std::size_t cut = base + 1; cut < full.size(); ++cut)
+    EXPECT_EQ(decode_frame(frame_of(FrameType::attach, Bytes(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(cut)))),
               DecodeStatus::truncated)
         << cut;
 }
