@@ -392,7 +392,7 @@ net::awaitable<bool> TransferService::attach(std::shared_ptr<net::Connection> co
     co_return false;
   }
   auto t = found.transfer;
-  AttachNonce nonce = random_nonce();
+  AttachNonce nonce{};
   bool proven = false, replayed = false;
   if (t && attach.has_proof) {
     // The client's nonce (cap_attach_proven): the MAC first, so only the transfer's own client
@@ -402,6 +402,7 @@ net::awaitable<bool> TransferService::attach(std::shared_ptr<net::Connection> co
     replayed = proven && !t->take_attach_nonce(nonce);
     proven = proven && !replayed;
   } else if (t) {
+    nonce = random_nonce();
     wire::Message challenge = wire::AttachChallenge{nonce};
     co_await net::send_message(*conn, challenge);
     auto reply = co_await net::read_login_message_within(*conn, options_.hello_timeout);
@@ -412,7 +413,7 @@ net::awaitable<bool> TransferService::attach(std::shared_ptr<net::Connection> co
     if (proven) conn->mark_logged_in();
     if (replayed)
       spdlog::warn("client={} data stream {} refused: its ATTACH's nonce was used before (a copy of an ATTACH, "
-                   "replayed by someone on the path)",
+                   "replayed by someone on the path), or the transfer took its limit of ATTACHes",
                    conn->peer(), attach.stream);
     else if (!proven)
       spdlog::warn("client={} data stream {} refused: no valid proof of the transfer's key (an intruder, or a "
