@@ -56,6 +56,11 @@ int main(int argc, char** argv) {
   open_ok.size = 12345;
   open_ok.block_size = 1 << 20;
   write(dir, "open_ok", encode(open_ok));
+  open_ok.has_admission = true;  // both tails: admission, and the sender's congestion control
+  open_ok.streams = 8;
+  open_ok.has_congestion = true;
+  open_ok.congestion = "bbr";
+  write(dir, "open_ok_tails", encode(open_ok));
   Have have;
   have.first_block = 8;
   have.bitmap = {0xff, 0x0f, 0x00, 0x81};

@@ -10,7 +10,6 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 
 #include <spdlog/spdlog.h>
@@ -91,16 +90,7 @@ awaitable<void> report_progress(Progress& progress, ProgressListener& listener, 
 
 std::string congestion_of_stream(transfer::Transfer& t) {
   const auto& wanted = t.settings().tuning.congestion;
-  if (!wanted.empty()) return wanted;
-  // Read once per process, not per file: a get -r of 10,000 small files opened and parsed this
-  // /proc file 10,000 times (1.4 % of the client's CPU, docs/performance.md section 5).
-  static const std::string system_default = [] {
-    std::ifstream in("/proc/sys/net/ipv4/tcp_congestion_control");
-    std::string name;
-    in >> name;
-    return name;
-  }();
-  return system_default;
+  return wanted.empty() ? system_congestion_control() : wanted;
 }
 
 // Ctrl-C or a kill ends the job within a second whatever it waits for (resolve, connect, TLS,
@@ -388,9 +378,13 @@ awaitable<wire::OpenOk> open_transfer(asio::io_context& ioc, Job& job, std::opti
 }
 
 // -p auto's controller for this transfer.
-StreamControllerSettings auto_settings(const transfer::ClientPlan& plan, const transfer::Transfer& t,
+StreamControllerSettings auto_settings(const transfer::ClientPlan& plan, transfer::Transfer& t, const wire::OpenOk& ok,
                                        net::Connection& control) {
   StreamControllerSettings tuning;
+  // The sender's congestion control: this side's in a put; in a get the server's, as OPEN_OK
+  // names it (an older server does not: then --congestion's, which both ends use, or unknown).
+  if (t.role() == transfer::Role::send) tuning.sender_congestion = congestion_of_stream(t);
+  else tuning.sender_congestion = ok.has_congestion ? ok.congestion : t.settings().tuning.congestion;
   tuning.start = plan.start_streams;
   tuning.ceiling = plan.settings.streams;
   // The control connection's RTT sizes a long path's start before any data stream opens (a stream
@@ -454,7 +448,7 @@ awaitable<void> run_job_body(asio::io_context& ioc, Job& job, std::optional<Cont
   const auto start = Clock::now();
   Progress progress(*t, opt.stream_stats, start, opt.auto_streams);
   std::optional<StreamController> auto_streams;
-  if (opt.auto_streams) auto_streams.emplace(auto_settings(plan, *t, *control), start);
+  if (opt.auto_streams) auto_streams.emplace(auto_settings(plan, *t, ok, *control), start);
   std::optional<Error> failure;
   try {
     job.summary.checksum_value =

@@ -27,6 +27,8 @@ Clock::duration millis(double ms) { return std::chrono::duration_cast<Clock::dur
 
 }  // namespace
 
+bool keeps_rate_under_loss(std::string_view congestion) { return congestion.starts_with("bbr"); }
+
 std::string_view stream_move_name(StreamMove move) {
   switch (move) {
     case StreamMove::grow: return "grow";
@@ -42,6 +44,7 @@ StreamController::StreamController(const StreamControllerSettings& settings, Clo
   settings_.start = std::clamp<std::uint16_t>(settings_.start, 1, settings_.ceiling);
   target_ = settings_.start;
   phase_start_ = start;
+  paced_sender_ = keeps_rate_under_loss(settings_.sender_congestion);
   if (settings_.path_rtt_ms > 0 && settings_.start < settings_.ceiling) sized_start_ = size_start(settings_.path_rtt_ms, start);
   if (settings_.start == settings_.ceiling) {
     settled_ = true;
@@ -99,7 +102,10 @@ std::optional<double> StreamController::recent_rate(const PathSample& s) {
 // The network holds the senders back (at least half have data waiting in Send-Q, and no queue),
 // and it is their congestion windows (cwnd / RTT about the rate), not the receiver's window: a
 // receiver that reads slowly closes its window while its RTT stays low and the sender queues.
+// Never for a sender that keeps its rate under loss: what holds it back is the path's bandwidth,
+// the queue or a buffer, and streams added then take from the others.
 bool StreamController::loss_bound(const PathSample& s, double rate) const {
+  if (paced_sender_) return false;
   const bool network_bound = s.streams > 0 && 2 * s.queued_streams >= s.streams;
   const bool cwnd_bound = s.cwnd_bytes > 0 && s.rtt_ms > 0 && static_cast<double>(s.cwnd_bytes) / (s.rtt_ms / 1000) <= 2 * rate;
   return network_bound && cwnd_bound && no_queue(s);
@@ -109,7 +115,7 @@ bool StreamController::loss_bound(const PathSample& s, double rate) const {
 // or else from the streams' first one.
 std::optional<StreamStep> StreamController::size_start(double rtt_ms, Clock::time_point at) {
   sized_for_rtt_ = true;
-  const double per = settings_.ms_per_start_stream;
+  const double per = paced_sender_ ? settings_.ms_per_start_stream_paced : settings_.ms_per_start_stream;
   const double wanted = per > 0 ? std::min<double>(settings_.ceiling, std::round(rtt_ms / per)) : 0;
   const auto to = static_cast<std::uint16_t>(std::max<double>(target_, wanted));
   if (to <= target_) return std::nullopt;
@@ -118,8 +124,12 @@ std::optional<StreamStep> StreamController::size_start(double rtt_ms, Clock::tim
   step.move = StreamMove::grow;
   step.from = target_;
   step.to = to;
-  char why[96];
-  std::snprintf(why, sizeof why, "RTT %.0f ms: a long path, where each stream ramps up slowly and keeps less under loss", rtt_ms);
+  char why[160];
+  if (paced_sender_)
+    std::snprintf(why, sizeof why, "RTT %.0f ms: a long path, where each stream ramps up slowly; a %s sender keeps its rate "
+                  "under loss, so a stream per %.0f ms", rtt_ms, settings_.sender_congestion.c_str(), per);
+  else
+    std::snprintf(why, sizeof why, "RTT %.0f ms: a long path, where each stream ramps up slowly and keeps less under loss", rtt_ms);
   step.reason = why;
   start_phase(to, at);
   if (to == settings_.ceiling) {
@@ -386,6 +396,7 @@ std::string StreamController::evidence() const {
     std::snprintf(part, sizeof part, "RTT %.0f ms, ", rtt_ms_);
     text += part;
   }
+  if (paced_sender_) text += settings_.sender_congestion + " sender, ";
   // Before enough losses were counted outside bursts, the loss over all segments overstates the
   // path's (1.3 % read on a 0.01 % path at 20 ms): said so.
   if (auto l = loss()) {

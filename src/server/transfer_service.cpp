@@ -210,6 +210,11 @@ wire::Message TransferService::open_ok_for(const wire::Token& token, const trans
     ok.active = load.active;
     ok.queued = load.queued;
     ok.max_active = load.max_active;
+    // The client's -p auto sizes a get's streams by the sender's congestion control (this side's).
+    if (caps & wire::cap_sender_congestion) {
+      ok.has_congestion = true;
+      ok.congestion = open.congestion.empty() ? system_congestion_control() : open.congestion;
+    }
   }
   return ok;
 }

@@ -154,6 +154,8 @@ template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std
   io.u32(m.active);
   io.u32(m.queued);
   io.u32(m.max_active);
+  if (!io.tail(m.has_congestion)) return;  // cap_sender_congestion
+  io.str(m.congestion, max_congestion_name);
 }
 template <class IO, class H> void fields(IO& io, H& m) requires std::same_as<std::remove_const_t<H>, Have> {
   io.u8(m.more);

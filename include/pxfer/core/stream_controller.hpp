@@ -53,6 +53,7 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -68,6 +69,16 @@ struct StreamControllerSettings {
   // 8 RTT, costs more: at 150 ms, 0.01 %, reno, auto from 16 needed 30 s for 1 GiB and `-p 64` 15
   // (bench/results/wan-matrix.md). The first RTT the streams measure decides, 200 ms in.
   double ms_per_start_stream = 3;
+  // The sender's TCP congestion control ("" when unknown: taken as loss-based, reno or cubic). One
+  // that keeps its rate under loss (bbr: it paces at the bandwidth it measures instead of halving a
+  // window at each loss; keeps_rate_under_loss) needs no more streams on a long lossy path, and many
+  // of them only overflow the bottleneck's queue: at 150 ms with bbr, `-p 8` moved 735-748 Mbit/s,
+  // `-p 64` 474-485 and auto's 50 408-459, 100,000+ packets dropped before the emulator
+  // (bench/results/wan-matrix.md, 2026-11-29). Its start is then a stream per
+  // `ms_per_start_stream_paced` of RTT, it never grows into room (that room is loss's) and it may
+  // always shed.
+  std::string sender_congestion;
+  double ms_per_start_stream_paced = 20;  // 150 ms: 8, as -p 8 there; 50 ms: 3, so the start's 4
   // The path's RTT when the caller knows it before the data streams open (the control connection's):
   // the start is sized from it at once; 0: from the streams' first RTT.
   double path_rtt_ms = 0;
@@ -103,6 +114,9 @@ struct StreamControllerSettings {
   // much moved, so one block more or less is a small share of it (32 blocks: +-3 %).
   std::uint64_t min_phase_bytes = 0;
 };
+
+// bbr and its successors (bbr2, bbr3): a sender that keeps its rate under random loss.
+bool keeps_rate_under_loss(std::string_view congestion);
 
 // How often the client looks (tune_streams), and so how often a get asks the server for its
 // figures: those of a second ago hide when the queue came and went (at 1 s a get's loss counted
@@ -191,6 +205,7 @@ class StreamController {
   // the added ones cannot have taken a neighbour's share; what they measured worse was an overshoot.
   bool grew_while_loss_bound_ = false;
   bool sized_for_rtt_ = false;  // the start was sized from an RTT
+  bool paced_sender_ = false;   // keeps_rate_under_loss(settings_.sender_congestion)
   std::optional<StreamStep> sized_start_;  // sized at construction, told on the first sample
   std::deque<std::pair<Clock::time_point, std::uint64_t>> recent_;  // (at, bytes) over peak_window()
   double peak_Bps_ = 0;     // the highest aggregate over peak_window() so far

@@ -15,6 +15,9 @@ namespace pxfer {
 BufferGrant tune_socket(int fd, const SocketTuning& tuning);
 // net.ipv4.tcp_available_congestion_control, e.g. "reno cubic bbr".
 std::string available_congestion_controls();
+// net.ipv4.tcp_congestion_control of this process's network namespace, as it was when first read:
+// what a socket without TCP_CONGESTION uses.
+const std::string& system_congestion_control();
 // The congestion control in use on a socket.
 std::string congestion_of(int fd);
 

@@ -40,7 +40,8 @@ auto fields_of(const Open& m) {
                   m.window_clamp, m.stats_interval_ms, m.compress_mode, m.compress_level, m.mtime_ns, m.stall_timeout_ms);
 }
 auto fields_of(const OpenOk& m) {
-  return std::tie(m.token, m.size, m.block_size, m.mtime_ns, m.has_admission, m.streams, m.active, m.queued, m.max_active);
+  return std::tie(m.token, m.size, m.block_size, m.mtime_ns, m.has_admission, m.streams, m.active, m.queued, m.max_active,
+                  m.has_congestion, m.congestion);
 }
 auto fields_of(const Attach& m) { return std::tie(m.token, m.stream); }
 auto fields_of(const AttachOk& m) { return std::tie(m.sndbuf, m.rcvbuf); }
@@ -708,7 +709,8 @@ TEST(WireCodec, StatsWithMoreThanMaxStreamsIsTooLong) {
             DecodeStatus::too_long);
 }
 
-// OPEN_OK with its cap_admission extension: granted streams and the server's load.
+// OPEN_OK with its cap_admission extension (granted streams and the server's load) and its
+// cap_sender_congestion one (the server's data sockets' congestion control).
 OpenOk open_ok_with_admission() {
   OpenOk ok{make_token(3), 0xffffffffffffull, 1u << 20, 1700000000123456789ll};
   ok.has_admission = true;
@@ -716,6 +718,8 @@ OpenOk open_ok_with_admission() {
   ok.active = 7;
   ok.queued = 0x01020304;
   ok.max_active = 8;
+  ok.has_congestion = true;
+  ok.congestion = "bbr";
   return ok;
 }
 
@@ -1071,12 +1075,21 @@ TEST(WireCodec, OpenOkAdmissionExtensionRoundTripsAndIsOptional) {
   EXPECT_EQ(back.active, 7u);
   EXPECT_EQ(back.queued, 0x01020304u);
   EXPECT_EQ(back.max_active, 8u);
+  EXPECT_TRUE(back.has_congestion);
+  EXPECT_EQ(back.congestion, "bbr");
   // Without the capability: token, size, block size, mtime (36 bytes), as an older client expects it.
   OpenOk plain{make_token(3), 42, 1u << 20};
   EXPECT_EQ(payload_of(Message(plain)).size(), token_size + 8 + 4 + 8);
-  EXPECT_EQ(payload_of(Message(ok)).size(), token_size + 8 + 4 + 8 + 2 + 4 + 4 + 4);
+  EXPECT_EQ(payload_of(Message(ok)).size(), token_size + 8 + 4 + 8 + 2 + 4 + 4 + 4 + 2 + 3);
   ASSERT_EQ(decode_frame(encode(plain), out), DecodeStatus::ok);
   EXPECT_FALSE(std::get<OpenOk>(out).has_admission);
+  // Admission without cap_sender_congestion: what a server before it sends.
+  OpenOk admitted = ok;
+  admitted.has_congestion = false;
+  EXPECT_EQ(payload_of(Message(admitted)).size(), token_size + 8 + 4 + 8 + 2 + 4 + 4 + 4);
+  ASSERT_EQ(decode_frame(encode(admitted), out), DecodeStatus::ok);
+  EXPECT_TRUE(std::get<OpenOk>(out).has_admission);
+  EXPECT_FALSE(std::get<OpenOk>(out).has_congestion);
 }
 
 // -p auto in a third-party copy (cap_tpc_auto_streams): TPC_START's and TPC_DONE's tails are
@@ -1168,12 +1181,18 @@ TEST(WireCodec, TpcDoneEndCountsTailFollowsTheChoice) {
 
 TEST(WireCodec, OpenOkAdmissionExtensionIsCheckedAndBounded) {
   Bytes full = payload_of(Message(open_ok_with_admission()));
-  const std::size_t base = token_size + 8 + 4 + 8;
-  // Every cut inside the extension is truncated (only the exact short form is whole).
+  const std::size_t base = token_size + 8 + 4 + 8, admitted = base + 2 + 4 + 4 + 4;
+  // Every cut inside an extension is truncated (only the exact short forms are whole).
   for (std::size_t cut = base + 1; cut < full.size(); ++cut)
     EXPECT_EQ(decode_frame(frame_of(FrameType::open_ok, Bytes(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(cut)))),
-              DecodeStatus::truncated)
+              cut == admitted ? DecodeStatus::ok : DecodeStatus::truncated)
         << cut;
+  // A congestion control's name is at most TCP_CA_NAME_MAX bytes.
+  Bytes long_name(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(admitted));
+  long_name.push_back(0);
+  long_name.push_back(static_cast<std::uint8_t>(max_congestion_name + 1));
+  long_name.insert(long_name.end(), max_congestion_name + 1, 'x');
+  EXPECT_EQ(decode_frame(frame_of(FrameType::open_ok, long_name)), DecodeStatus::too_long);
   for (std::uint16_t streams : {std::uint16_t{0}, std::uint16_t(max_streams + 1)}) {
     OpenOk bad = open_ok_with_admission();
     bad.streams = streams;
