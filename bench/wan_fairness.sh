@@ -3,8 +3,9 @@
 # link? (issue 39). Through the emulated WAN (pxfer-wanem, docs/wanem.md), per round:
 #   pair    two untuned `pxfer get` started together on one link; each one's share is its bytes
 #           at the moment the first one finishes over both transfers' bytes then (0.5 = fair)
-#   iperf3  an untuned `pxfer get` beside `iperf3 -P 1` (one reno/cubic/bbr flow, started 2 s
-#           earlier and running throughout); pxfer's share of the bytes both moved while it ran
+#   iperf3  an untuned `pxfer get` beside `iperf3 -R -P 1` (one reno/cubic/bbr flow from the
+#           server's side, as the get's data, started 2 s earlier and running throughout); pxfer's
+#           share of the bytes both moved while it ran
 #
 # usage: bench/wan_fairness.sh [options]      (root: it builds namespaces and TUN devices)
 #   --rtt 50            round-trip time in ms (half each way)
@@ -107,7 +108,10 @@ for round in $(seq "$ROUNDS"); do
   lines+=("round $round, two pxfer: $(share pair "$LAB_WORK/pair1.json" "$LAB_WORK/pair2.json")")
   lab_log "${lines[-1]}"
   find "$LAB_WORK/c1" -mindepth 1 -delete
-  ip netns exec "$LAB_NAME-a" iperf3 -c "$LAB_B" -P 1 -t 600 -J >"$LAB_WORK/iperf3.json" 2>&1 & i=$!
+  # -R: the server (in b, beside pxferd) sends, so its flow and the get's data cross the same
+  # direction of the link. Without it (before 2026-11-29) iperf3 sent a -> b and never shared the
+  # get's bottleneck: the "share" then was each direction's own rate.
+  ip netns exec "$LAB_NAME-a" iperf3 -c "$LAB_B" -R -P 1 -t 600 -J >"$LAB_WORK/iperf3.json" 2>&1 & i=$!
   sleep 2
   get 1 "$LAB_WORK/beside.json"
   kill -INT "$i" 2>/dev/null; wait "$i"
