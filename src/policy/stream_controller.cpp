@@ -305,12 +305,11 @@ std::optional<StreamStep> StreamController::observe(const PathSample& s) {
     if (!warmed_up(s)) return std::nullopt;
     measure_start_ = s.at;
     measure_bytes_ = s.bytes;
-    measured_samples_ = loss_bound_samples_ = queued_samples_ = 0;
+    measured_samples_ = loss_bound_samples_ = 0;
     return std::nullopt;
   }
   ++measured_samples_;
   if (recent && loss_bound(s, *recent)) ++loss_bound_samples_;
-  if (s.rtt_ms > 0 && s.rtt_ms >= base_rtt_ms_ * settings_.full_rtt + 1) ++queued_samples_;
   const auto measured = s.at - *measure_start_;
   if (!measure_mid_ && measured >= phase() / 2) measure_mid_.emplace(s.at, s.bytes);
   if (measured < phase() || s.bytes < measure_bytes_ + settings_.min_phase_bytes) return std::nullopt;
@@ -347,17 +346,7 @@ StreamStep StreamController::finish_phase(double rate, double at_s) {
   if (!best_count_) {
     best_count_ = n;
     best_rate_ = rate;
-    if (2 * queued_samples_ > measured_samples_) {
-      char rtts[64];
-      std::snprintf(rtts, sizeof rtts, "RTT %.0f ms, lowest %.0f", rtt_ms_, base_rtt_ms_);
-      step.move = StreamMove::settle;
-      step.to = n;
-      step.reason = "first measurement with " + std::to_string(n) + " streams: " + mbit(rate) +
-                    " Mbit/s with a standing queue (" + rtts + "): they fill the path";
-      why_ = std::to_string(n) + " streams fill the path: " + mbit(rate) + " Mbit/s with a standing queue";
-    } else {
-      grow(n, "first measurement with " + std::to_string(n) + " streams: " + mbit(rate) + " Mbit/s");
-    }
+    grow(n, "first measurement with " + std::to_string(n) + " streams: " + mbit(rate) + " Mbit/s");
   } else {
     const double change = best_rate_ > 0 ? rate / best_rate_ - 1 : (rate > 0 ? 1.0 : 0.0);
     char up[48];

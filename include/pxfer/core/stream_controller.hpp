@@ -95,13 +95,6 @@ struct StreamControllerSettings {
   // 0.65: bench/results/wan-fairness.md).
   double room_share = 0.6;
   double queue_rtt = 1.2;       // an RTT within this factor (+1 ms) of the lowest: no standing queue
-  // The first measurement saw the RTT at this factor (+1 ms) of the lowest or more in most of its
-  // samples: the streams already fill the path and its queue stands, so the count is kept instead of
-  // doubled. At 20 ms, 0 %, reno, 7 streams carried 957 Mbit/s with the RTT at 26 ms against 21;
-  // doubling to 14 overflowed the queue, and after the shed back to 7 each of them needed seconds of
-  // reno's one segment per RTT to take the others' share (804 Mbit/s against `-p 8`'s 901). Lower
-  // than queue_rtt: a standing queue of a few ms is what a full link with a short buffer shows.
-  double full_rtt = 1.1;
   double steady = 0.75;         // a phase's second half at less than this share of its first: falling
   // Losses counted outside bursts before they size a step: 4 put p within about +-50 % (Poisson),
   // the count within +-25 % (it goes with 1 / sqrt(p)).
@@ -208,7 +201,6 @@ class StreamController {
   // The measurement's samples, and those in which loss held the streams back with no queue: a
   // count that gave little then took from no one, so it is kept (a full link queues).
   unsigned measured_samples_ = 0, loss_bound_samples_ = 0;
-  unsigned queued_samples_ = 0;  // of the measurement's samples, those with the RTT at full_rtt or more
   // Loss held the streams back with no queue when this phase added streams: a full link queues, so
   // the added ones cannot have taken a neighbour's share; what they measured worse was an overshoot.
   bool grew_while_loss_bound_ = false;
