@@ -29,6 +29,13 @@ Clock::duration millis(double ms) { return std::chrono::duration_cast<Clock::dur
 
 bool keeps_rate_under_loss(std::string_view congestion) { return congestion.starts_with("bbr"); }
 
+std::string congestion_name_or_empty(std::string_view told) {
+  const bool plain = !told.empty() && told.size() < 16 && std::all_of(told.begin(), told.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+  return plain ? std::string(told) : std::string();
+}
+
 std::string_view stream_move_name(StreamMove move) {
   switch (move) {
     case StreamMove::grow: return "grow";
@@ -44,6 +51,7 @@ StreamController::StreamController(const StreamControllerSettings& settings, Clo
   settings_.start = std::clamp<std::uint16_t>(settings_.start, 1, settings_.ceiling);
   target_ = settings_.start;
   phase_start_ = start;
+  settings_.sender_congestion = congestion_name_or_empty(settings_.sender_congestion);  // never prints a peer's junk
   paced_sender_ = keeps_rate_under_loss(settings_.sender_congestion);
   if (settings_.path_rtt_ms > 0 && settings_.start < settings_.ceiling) sized_start_ = size_start(settings_.path_rtt_ms, start);
   if (settings_.start == settings_.ceiling) {

@@ -117,6 +117,9 @@ struct StreamControllerSettings {
 
 // bbr and its successors (bbr2, bbr3): a sender that keeps its rate under random loss.
 bool keeps_rate_under_loss(std::string_view congestion);
+// `told` when it reads as a congestion control's name (1-15 letters, digits, '_' or '-'), else "":
+// a get's comes from the server (OPEN_OK) and is printed in the choice's evidence.
+std::string congestion_name_or_empty(std::string_view told);
 
 // How often the client looks (tune_streams), and so how often a get asks the server for its
 // figures: those of a second ago hide when the queue came and went (at 1 s a get's loss counted

@@ -25,6 +25,23 @@ TEST(StreamControllerPaced, NamesTheSendersThatKeepTheirRateUnderLoss) {
   EXPECT_FALSE(keeps_rate_under_loss(""));  // unknown: sized as a loss-based one
 }
 
+// A get's name comes from the server and ends up in the printed choice: only a plain name is kept,
+// so a server cannot send terminal escapes through it.
+TEST(StreamControllerPaced, KeepsOnlyAPlainNameFromThePeer) {
+  EXPECT_EQ(congestion_name_or_empty("bbr"), "bbr");
+  EXPECT_EQ(congestion_name_or_empty("dctcp-x_2"), "dctcp-x_2");
+  EXPECT_EQ(congestion_name_or_empty(""), "");
+  EXPECT_EQ(congestion_name_or_empty("bbr\x1b[2J"), "");
+  EXPECT_EQ(congestion_name_or_empty(std::string("bbr\x1b]0;owned\x07")), "");
+  EXPECT_EQ(congestion_name_or_empty("bbr bbr"), "");
+  EXPECT_EQ(congestion_name_or_empty(std::string(16, 'b')), "");  // over TCP_CA_NAME_MAX - 1
+  auto junk = sent_by("bbr\x1b[31m");
+  junk.path_rtt_ms = 150;
+  StreamController c(junk, Clock::time_point{});
+  EXPECT_EQ(c.target(), 50);  // unknown: sized as a loss-based sender
+  EXPECT_EQ(c.evidence().find('\x1b'), std::string::npos);
+}
+
 TEST(StreamControllerPaced, ALongPathStartsWithAStreamPerTwentyMillisecondsOfRtt) {
   // The 150 ms bbr cells of bench/results/wan-matrix.md: -p 8 moved 735-748 Mbit/s where the 50 a
   // reno sender starts with moved 408-459.
