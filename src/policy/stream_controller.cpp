@@ -139,6 +139,7 @@ std::optional<StreamStep> StreamController::size_start(double rtt_ms, Clock::tim
   else
     std::snprintf(why, sizeof why, "RTT %.0f ms: a long path, where each stream ramps up slowly and keeps less under loss", rtt_ms);
   step.reason = why;
+  long_path_start_ = true;
   start_phase(to, at);
   if (to == settings_.ceiling) {
     settled_ = true;
@@ -313,11 +314,12 @@ std::optional<StreamStep> StreamController::observe(const PathSample& s) {
     if (!warmed_up(s)) return std::nullopt;
     measure_start_ = s.at;
     measure_bytes_ = s.bytes;
-    measured_samples_ = loss_bound_samples_ = 0;
+    measured_samples_ = loss_bound_samples_ = queued_samples_ = 0;
     return std::nullopt;
   }
   ++measured_samples_;
   if (recent && loss_bound(s, *recent)) ++loss_bound_samples_;
+  if (s.rtt_ms > 0 && s.rtt_ms >= base_rtt_ms_ * settings_.full_rtt + 1) ++queued_samples_;
   const auto measured = s.at - *measure_start_;
   if (!measure_mid_ && measured >= phase() / 2) measure_mid_.emplace(s.at, s.bytes);
   if (measured < phase() || s.bytes < measure_bytes_ + settings_.min_phase_bytes) return std::nullopt;
@@ -337,6 +339,35 @@ std::optional<StreamStep> StreamController::observe(const PathSample& s) {
   return step;
 }
 
+// A step that adds streams; `by` at least one, at most to the ceiling.
+void StreamController::grow_step(StreamStep& step, unsigned by, std::string reason) {
+  const std::uint16_t n = target_;
+  step.move = StreamMove::grow;
+  step.to = static_cast<std::uint16_t>(std::min<unsigned>(settings_.ceiling, n + std::max<unsigned>(1, by)));
+  step.reason = std::move(reason);
+  why_ = "still growing at " + std::to_string(n) + ": " +
+         (step.best_Bps > 0 ? rate_change(step.best_Bps, step.rate_Bps) : mbit(step.rate_Bps) + " Mbit/s");
+}
+
+// The first measurement: a long path's start whose streams fill it with a standing queue is kept,
+// else it grows (full_rtt in the header).
+void StreamController::first_measurement(StreamStep& step, double rate) {
+  const std::uint16_t n = target_;
+  best_count_ = n;
+  best_rate_ = rate;
+  if (long_path_start_ && 2 * queued_samples_ > measured_samples_) {
+    char rtts[64];
+    std::snprintf(rtts, sizeof rtts, "RTT %.0f ms, lowest %.0f", rtt_ms_, base_rtt_ms_);
+    step.move = StreamMove::settle;
+    step.to = n;
+    step.reason = "first measurement with " + std::to_string(n) + " streams: " + mbit(rate) +
+                  " Mbit/s with a standing queue (" + rtts + "): they fill the path";
+    why_ = std::to_string(n) + " streams fill the path: " + mbit(rate) + " Mbit/s with a standing queue";
+    return;
+  }
+  grow_step(step, n, "first measurement with " + std::to_string(n) + " streams: " + mbit(rate) + " Mbit/s");
+}
+
 StreamStep StreamController::finish_phase(double rate, double at_s) {
   StreamStep step;
   step.at_s = at_s;
@@ -345,16 +376,8 @@ StreamStep StreamController::finish_phase(double rate, double at_s) {
   step.best_Bps = best_rate_;
   last_rate_ = rate;
   const std::uint16_t n = target_;
-  auto grow = [&](std::uint16_t by, std::string reason) {
-    step.move = StreamMove::grow;
-    step.to = static_cast<std::uint16_t>(std::min<unsigned>(settings_.ceiling, n + std::max<unsigned>(1, by)));
-    step.reason = std::move(reason);
-    why_ = "still growing at " + std::to_string(n) + ": " + (step.best_Bps > 0 ? rate_change(step.best_Bps, rate) : mbit(rate) + " Mbit/s");
-  };
   if (!best_count_) {
-    best_count_ = n;
-    best_rate_ = rate;
-    grow(n, "first measurement with " + std::to_string(n) + " streams: " + mbit(rate) + " Mbit/s");
+    first_measurement(step, rate);
   } else {
     const double change = best_rate_ > 0 ? rate / best_rate_ - 1 : (rate > 0 ? 1.0 : 0.0);
     char up[48];
@@ -364,7 +387,7 @@ StreamStep StreamController::finish_phase(double rate, double at_s) {
     if (change >= needed) {
       best_count_ = n;
       best_rate_ = rate;
-      grow(change >= 0.5 ? n : n / 2, "aggregate " + rate_change(step.best_Bps, rate) + " (" + up + ")");
+      grow_step(step, change >= 0.5 ? n : n / 2u, "aggregate " + rate_change(step.best_Bps, rate) + " (" + up + ")");
     } else if (settings_.can_shed && !grew_while_loss_bound_ && 2 * loss_bound_samples_ < measured_samples_) {
       step.move = StreamMove::shed;
       step.to = *best_count_;

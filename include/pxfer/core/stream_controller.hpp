@@ -10,8 +10,9 @@
 //   measure   the aggregate rate over max(min_phase, 8 RTT)
 // After each phase the rate is compared with the best count so far:
 //   rose by at least `gain` and  -> keep it as the best and add streams (double while it rose by
-//   by `fair_share` of the          half or more, else half as many again), up to the ceiling
-//   streams added (+40 % for twice as many)
+//   by `fair_share` of the          half or more, else half as many again), up to the ceiling;
+//   streams added (+40 % for        the first measurement doubles, but keeps a long path's start
+//   twice as many)                  that fills it (`full_rtt`)
 //   rose by less, or fell        -> shed back to the best count: the added streams gave less than a
 //                                   path with room gives (it is full, or shared with other flows,
 //                                   whose share they took: bench/results/wan-fairness.md); kept
@@ -95,6 +96,15 @@ struct StreamControllerSettings {
   // 0.65: bench/results/wan-fairness.md).
   double room_share = 0.6;
   double queue_rtt = 1.2;       // an RTT within this factor (+1 ms) of the lowest: no standing queue
+  // A long path's sized start whose first measurement saw the RTT at this factor (+1 ms) of the
+  // lowest or more in most of its samples: the streams already fill the path and its queue stands,
+  // so the count is kept instead of doubled. There doubling costs seconds: the new streams' slow
+  // start overflows the queue, and after the shed back reno takes a segment per RTT to win the
+  // share back (20 ms, 0 %: 7 -> 14 -> 7 moved 804 Mbit/s against `-p 8`'s 901; 150 ms, 0 %: 50 ->
+  // 64 moved 592 against 698). Not on a short path (the 4 of the start): doubling costs little
+  // there, and the fair-share shed takes back streams that only queue. Lower than queue_rtt: a
+  // standing queue of a few ms is what a full link with a short buffer shows.
+  double full_rtt = 1.1;
   double steady = 0.75;         // a phase's second half at less than this share of its first: falling
   // Losses counted outside bursts before they size a step: 4 put p within about +-50 % (Poisson),
   // the count within +-25 % (it goes with 1 / sqrt(p)).
@@ -176,6 +186,8 @@ class StreamController {
   bool no_queue(const PathSample& s) const;  // the RTT is near the lowest seen
   Clock::duration phase() const;
   StreamStep finish_phase(double rate, double at_s);
+  void first_measurement(StreamStep& step, double rate);
+  void grow_step(StreamStep& step, unsigned by, std::string reason);
   void start_phase(std::uint16_t count, Clock::time_point at);
   std::optional<double> recent_rate(const PathSample& s);  // also keeps the peak
   Clock::duration peak_window() const;
@@ -204,10 +216,12 @@ class StreamController {
   // The measurement's samples, and those in which loss held the streams back with no queue: a
   // count that gave little then took from no one, so it is kept (a full link queues).
   unsigned measured_samples_ = 0, loss_bound_samples_ = 0;
+  unsigned queued_samples_ = 0;  // of the measurement's samples, those with the RTT at full_rtt or more
   // Loss held the streams back with no queue when this phase added streams: a full link queues, so
   // the added ones cannot have taken a neighbour's share; what they measured worse was an overshoot.
   bool grew_while_loss_bound_ = false;
   bool sized_for_rtt_ = false;  // the start was sized from an RTT
+  bool long_path_start_ = false;  // ... and that raised the count: a long path
   bool paced_sender_ = false;   // keeps_rate_under_loss(settings_.sender_congestion)
   std::optional<StreamStep> sized_start_;  // sized at construction, told on the first sample
   std::deque<std::pair<Clock::time_point, std::uint64_t>> recent_;  // (at, bytes) over peak_window()

@@ -374,5 +374,49 @@ TEST(StreamController, AStartAtTheCeilingIsSettled) {
   EXPECT_EQ(c.evidence(), "auto 2 (at most 2 streams for this transfer)");
 }
 
+// 20 ms, 0 %, reno (bench/results/wan-matrix.md, 2026-11-29): the long path's start of 7 streams
+// fills a 957 Mbit/s link and its queue stands (RTT 26 ms against 21). Doubling would only
+// overflow it; the count is kept. The same rates with no queue (a lossy path with room) double as
+// before, and so does a short path's start of 4 with a standing queue (behind the fault proxy's
+// rate limit: Auto.AGetShedsStreamsThatOnlyTakeFromTheOthers), where doubling costs little and
+// the fair-share shed takes the streams back.
+TEST(StreamController, LongPathsFirstMeasurementWithAStandingQueueKeepsTheCount) {
+  struct Case {
+    double path_rtt_ms;
+    bool queue;
+    StreamMove move;
+    std::uint16_t to;
+  };
+  for (const Case& k : {Case{20, true, StreamMove::settle, 7}, Case{20, false, StreamMove::grow, 14},
+                        Case{5, true, StreamMove::grow, 8}}) {
+    StreamControllerSettings settings;
+    settings.path_rtt_ms = k.path_rtt_ms;  // 20 ms: 7 streams from the start; 5 ms: the start's 4
+    const auto t0 = Clock::time_point{};
+    StreamController c(settings, t0);
+    const std::size_t sized = k.path_rtt_ms > 10 ? 1 : 0;
+    double bytes = 0;
+    std::uint64_t retransmits = 0;
+    for (int tick = 1; tick <= 80 && c.steps().size() < sized + 1; ++tick) {
+      const unsigned n = c.target();
+      const double mbit = std::min(n * 150.0, 957.0);
+      bytes += mbit * Mbit * 0.1;
+      retransmits += n;
+      const double low = k.path_rtt_ms + 1;
+      const double rtt = k.queue && tick > 5 ? low + 5 : low;
+      c.observe(PathSample{t0 + tick * 100ms, static_cast<std::uint64_t>(bytes), n, rtt, static_cast<std::uint64_t>(bytes / 1448),
+                           retransmits, static_cast<std::uint64_t>(mbit * Mbit * rtt / 1000), false, n});
+    }
+    ASSERT_EQ(c.steps().size(), sized + 1) << k.path_rtt_ms << " " << k.queue;
+    const StreamStep& first = c.steps()[sized];
+    EXPECT_EQ(first.move, k.move) << format_step(first);
+    EXPECT_EQ(first.to, k.to) << format_step(first);
+    if (k.move == StreamMove::settle) {
+      EXPECT_NE(first.reason.find("with a standing queue (RTT 26 ms, lowest 21): they fill the path"), std::string::npos)
+          << first.reason;
+      EXPECT_NE(c.evidence().find("7 streams fill the path"), std::string::npos) << c.evidence();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pxfer
