@@ -13,6 +13,10 @@
 //   by `fair_share` of the          half or more, else half as many again), up to the ceiling;
 //   streams added (+40 % for        the first measurement doubles, but keeps a long path's start
 //   twice as many)                  that fills it (`full_rtt`)
+//   (or by `gain` when loss held
+//   them back with no queue for
+//   most of the phase: they took
+//   from no one)
 //   rose by less, or fell        -> shed back to the best count: the added streams gave less than a
 //                                   path with room gives (it is full, or shared with other flows,
 //                                   whose share they took: bench/results/wan-fairness.md); kept

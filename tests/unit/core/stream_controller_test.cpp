@@ -261,6 +261,35 @@ TEST(StreamController, KeepsStreamsThatGaveLittleButTookFromNoOne) {
   }
 }
 
+// 4 -> 8 gives +15 %: less than the fair share asks (+40 % for twice as many), more than the plain
+// gain (+10 %). With no queue, loss holding each stream back (cwnd / RTT = the rate, data waiting),
+// the 8 took from no one: half as many again (12). With a neighbour's queue standing, they took
+// from it: shed back to 4.
+TEST(StreamController, StreamsThatTookFromNoOneGrowOnThePlainGain) {
+  for (const bool neighbour : {false, true}) {
+    const auto t0 = Clock::time_point{};
+    StreamController c(short_path(), t0);
+    double bytes = 0;
+    std::uint64_t retransmits = 0;
+    for (int tick = 1; tick <= 100 && c.steps().size() < 2; ++tick) {
+      const unsigned n = c.target();
+      const double mbit = n <= 4 ? 400 : 460;
+      bytes += mbit * Mbit * 0.1;
+      retransmits += n;
+      const double rtt = neighbour && tick > 3 ? 90 : 50;
+      c.observe(PathSample{t0 + tick * 100ms, static_cast<std::uint64_t>(bytes), n, rtt, static_cast<std::uint64_t>(bytes / 1448),
+                           retransmits, static_cast<std::uint64_t>(mbit * Mbit * rtt / 1000), false, n});
+    }
+    ASSERT_EQ(c.steps().size(), 2u) << neighbour;
+    const StreamStep& second = c.steps()[1];
+    EXPECT_EQ(second.move, neighbour ? StreamMove::shed : StreamMove::grow) << format_step(second);
+    EXPECT_EQ(second.to, neighbour ? 4 : 12) << format_step(second);
+    if (!neighbour)
+      EXPECT_NE(second.reason.find("loss holding each back with no queue: they took from no one"), std::string::npos)
+          << second.reason;
+  }
+}
+
 TEST(StreamController, StartsWithMoreStreamsOnALongPath) {
   for (const auto& [rtt, start] : {std::pair{2.0, 4}, {20.0, 7}, {50.0, 17}, {150.0, 50}, {300.0, 64}}) {
     StreamController c({}, Clock::time_point{});
