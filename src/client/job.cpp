@@ -231,6 +231,7 @@ void finish_summary(Job& job, transfer::Transfer& t, Progress& progress, Clock::
   s.stream_recoveries = t.stream_recoveries();
   s.block_copies = t.block_copies();
   s.streams_let_go = t.streams_let_go();
+  s.send_window = t.send_window_account();
   IntervalReport last = progress.sample();
   if (job.options.stream_stats) s.stream_totals = progress.totals();
   if (job.listener) {
@@ -442,6 +443,7 @@ awaitable<void> run_job_body(asio::io_context& ioc, Job& job, std::optional<Cont
   t->set_data_key(net::export_keying_material(*control, std::string(data_exporter_label), ok.token));
   co_await t->exchange_have(*control);
   if (job.listener) t->on_stream_event([listener = job.listener](const std::string& text) { listener->on_stream_event(text); });
+  if (job.listener) t->on_window_event([listener = job.listener](const std::string& text) { listener->on_streams_changed(text); });
   start_summary(job, *t, *link, plan, ok);
   if (job.listener) job.listener->on_start(job.summary);
 

@@ -23,6 +23,7 @@
 #include "pxfer/core/compression.hpp"
 #include "pxfer/common/error.hpp"
 #include "pxfer/core/retry.hpp"
+#include "pxfer/core/send_window.hpp"
 #include "io/file_io.hpp"
 #include "io/stored_checksum.hpp"
 #include "pxfer/io/socket_tuning.hpp"
@@ -168,6 +169,12 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   std::uint64_t block_copies() const { return block_copies_.load(); }
   // Data streams reset because all they still carried were copies of blocks already in the file.
   std::uint64_t streams_let_go() const { return streams_let_go_.load(); }
+  // Told when a sending stream pins its send buffer past autotuning's maximum, or finds that it
+  // cannot (core/send_window.hpp): one line each.
+  void on_window_event(std::function<void(const std::string&)> listener) { window_listener_ = std::move(listener); }
+  // Sender: "pinned on 2 streams, up to 8.0 MiB; the first: ..."; what a stream said when none
+  // could pin; "" when the send buffers never held a stream.
+  std::string send_window_account() const;
   // Told of every stream that broke or stalled and was replaced (one line each).
   void on_stream_event(std::function<void(const std::string&)> listener) { stream_event_listener_ = std::move(listener); }
   // The control connection's part of the transfer, called by both ends after exchange_have:
@@ -233,6 +240,8 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   void check_complete();
   void wake_idle_streams();
   void tell_stream_event(const std::string& text);
+  void watch_send_buffer(StreamRun& run);
+  const SendWindowSettings& window_settings();
   void verify_resumed_blocks();
   // The sender's only reader of the control connection while a transfer runs: heartbeats noted,
   // RESULT handed to commit_as_sender through `answers`, ERROR fails the transfer. One reader for
@@ -281,6 +290,12 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   std::atomic<std::uint16_t> retire_from_{0xffff};
   std::atomic<std::chrono::steady_clock::rep> control_heard_{std::chrono::steady_clock::now().time_since_epoch().count()};
   std::function<void(const std::string&)> stream_event_listener_;
+  std::function<void(const std::string&)> window_listener_;
+  std::once_flag window_settings_once_;
+  SendWindowSettings window_settings_;
+  std::atomic<std::uint32_t> buffers_pinned_{0}, largest_pin_{0};
+  // Under mutex_: the first pin a stream made, and the first thing one said otherwise.
+  std::string first_pin_, window_note_;
   bool done_signalled_ = false;
   boost::asio::experimental::concurrent_channel<void(boost::system::error_code)> done_;
   boost::asio::any_io_executor executor_;

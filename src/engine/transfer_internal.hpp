@@ -41,6 +41,10 @@ struct Transfer::StreamRun {
   std::vector<StreamLoad> loads;           // sender: the other streams, reused per block
   bool retire_sent = false;                // receiver: RETIRE went out (-p auto shed this stream)
   std::atomic<bool> retire_asked{false};   // sender: the receiver sent RETIRE; END after what is out
+  // Sender under kernel autotuning: its send buffer past autotuning's maximum (send_buffer.cpp).
+  std::optional<SendWindow> window{};
+  Clock::time_point next_window_look{};
+  bool pinned = false;
 
   void heard() { last_heard.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed); }
   void sent() { last_sent.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed); }

@@ -52,6 +52,7 @@ awaitable<void> Transfer::send_blocks(Connection& conn, StreamRun& run) {
       else
         co_await send_block(conn, run, *block, buffer);
       run.sent();
+      watch_send_buffer(run);
       continue;
     }
     if (ready_ && planner_.all_acknowledged()) break;

@@ -83,6 +83,12 @@ BufferGrant apply_window(int fd, std::uint32_t window) {
   return read_buffers(fd, window);
 }
 
+std::uint32_t pin_send_buffer(int fd, std::uint32_t bytes) {
+  int v = static_cast<int>(bytes);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof v);
+  return get_int(fd, SOL_SOCKET, SO_SNDBUF);
+}
+
 BufferGrant read_buffers(int fd, std::uint32_t requested) {
   BufferGrant g;
   g.requested = requested;
@@ -123,6 +129,9 @@ bool read_tcp_info(int fd, TcpSnapshot& out) {
   out.rcv_wscale = info.tcpi_rcv_wscale;
   out.delivery_rate = info.tcpi_delivery_rate;
   out.ssthresh = info.tcpi_snd_ssthresh;
+  out.busy_us = info.tcpi_busy_time;
+  out.rwnd_limited_us = info.tcpi_rwnd_limited;
+  out.sndbuf_limited_us = info.tcpi_sndbuf_limited;
   int outq = 0, nsd = 0;
   if (::ioctl(fd, SIOCOUTQ, &outq) == 0) out.outq_bytes = static_cast<std::uint32_t>(outq);
   if (::ioctl(fd, SIOCOUTQNSD, &nsd) == 0) out.unsent_bytes = static_cast<std::uint32_t>(nsd);

@@ -51,7 +51,8 @@ OptionRow{"--block-size", K::size, "2M", limits::min_block_size, limits::max_blo
   [](V& v, const X& x) { v.client.block_size = static_cast<std::uint32_t>(x.number); return true; },
   [](const ClientOptions& c) -> std::uint64_t { return c.block_size; }},
 OptionRow{"-w,--window", K::size, "0", 0, limits::max_window, "at most 1G",
-  "SO_SNDBUF/SO_RCVBUF on every data stream, both ends; 0 = kernel autotuning", transfer_list, nullptr, nullptr, n, "SIZE",
+  "SO_SNDBUF/SO_RCVBUF on every data stream, both ends; 0 = kernel autotuning, past which a "
+  "sending stream its send buffer holds pins a larger one", transfer_list, nullptr, nullptr, n, "SIZE",
   [](V& v, const X& x) { v.client.window = static_cast<std::uint32_t>(x.number); return true; },
   [](const ClientOptions& c) -> std::uint64_t { return c.window; }},
 OptionRow{"--perf-interval", K::duration, "1", ms_of(limits::min_perf_interval), ms_of(limits::max_perf_interval),

@@ -202,6 +202,7 @@ std::string json_summary(const IntervalReport& report, const TransferSummary& s)
             {"cpu_s", process_cpu_seconds()},
             {"version", pxfer_version()}};
   if (!s.stream_choice.empty()) j["streams_auto"] = s.stream_choice;  // -p auto: what it chose and why
+  if (!s.send_window.empty()) j["send_window"] = s.send_window;  // send buffers past autotuning
   if (!s.stream_totals.empty()) {
     j["stream_totals"] = json::array();
     for (const auto& t : s.stream_totals)

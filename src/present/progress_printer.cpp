@@ -141,6 +141,7 @@ void ProgressPrinter::on_finish(const IntervalReport& report, const TransferSumm
   std::fprintf(out_, "%s\n%s\n", text.c_str(),
                format_checksum(summary.checksum, summary.checksum_value).c_str());
   if (!summary.stream_choice.empty()) std::fprintf(out_, "streams: %s\n", summary.stream_choice.c_str());
+  if (!summary.send_window.empty()) std::fprintf(out_, "send buffers: %s\n", summary.send_window.c_str());
   if (!summary.protection.empty()) {
     const std::string line = "protection: " + summary.protection;
     std::fprintf(out_, "%s\n", (terminal_ ? fit_to_width(line, width_) : line).c_str());

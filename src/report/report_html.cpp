@@ -75,6 +75,7 @@ const std::vector<Field>& fields() {
       {"most files in flight", [](const Run& r) { return r.meta.max_in_flight ? std::to_string(r.meta.max_in_flight) : std::string(); }},
       {"block size", [](const Run& r) { return r.meta.block_size > 0 ? format_size(static_cast<std::uint64_t>(r.meta.block_size)) : std::string(); }},
       {"buffers granted", [](const Run& r) { return r.meta.buffers; }},
+      {"send buffers past autotuning", [](const Run& r) { return r.meta.send_window; }},
       {"congestion control", [](const Run& r) { return r.meta.congestion; }},
       {"protection", [](const Run& r) { return r.meta.protection; }},
       {"identity", [](const Run& r) { return r.meta.identity; }},

@@ -86,6 +86,7 @@ void on_summary(Run& r, const json& j) {
   m.rate_Bps = num(j, "rate_Bps");
   m.congestion = str(j, "congestion");
   m.stream_choice = str(j, "streams_auto");
+  m.send_window = str(j, "send_window");
   m.block_copies = num(j, "block_copies");
   m.streams_let_go = num(j, "streams_let_go");
   m.protection = str(j, "protection");
@@ -239,12 +240,14 @@ bool apply(Run& r, const std::string& event, const json& j) {
   else if (event == "sweep_cell") on_sweep_cell(r, j);
   else if (event == "doctor") on_doctor(r, j);
   else if (event == "warning") r.warnings.push_back(str(j, "message"));
-  else if (event == "streams") r.meta.stream_steps.push_back(str(j, "message"));
+  // A sending stream's send buffer ("stream 0: send buffer pinned at ...") is in the summary's
+  // send_window; the steps are auto's ("streams: 4 -> 8 streams (...)").
+  else if (event == "streams" && !str(j, "message").starts_with("stream ")) r.meta.stream_steps.push_back(str(j, "message"));
   else if (event == "queued") ++r.meta.queued;
   else if (event == "error") {
     r.meta.ok = false;
     r.meta.error = str(j, "message");
-  } else return event == "auto" || event == "retry" || event == "stream_recovery";
+  } else return event == "auto" || event == "retry" || event == "stream_recovery" || event == "streams";
   return true;
 }
 

@@ -103,6 +103,8 @@ std::shared_ptr<transfer::Transfer> TransferService::open_transfer(wire::Open& o
     }
     auto t = transfer::Transfer::sending(ex, std::move(*file.source), settings, std::move(stored));
     if (seen) t->keep_checksum(*seen);
+    // This side sends: its streams' send buffers are its own to pin (core/send_window.hpp).
+    t->on_window_event([path = open.path](const std::string& text) { spdlog::info("path={} get: {}", path, text); });
     return t;
   }
   return transfer::Transfer::receiving(ex, std::move(file.sink), settings);

@@ -22,6 +22,9 @@ inline constexpr std::uint32_t default_block_size = 2u << 20;  // bench/results/
 // (src/net/socket_tuning.cpp says why).
 inline constexpr std::uint32_t data_notsent_lowat = 1u << 20;
 inline constexpr std::uint16_t default_streams = 4;
+// The largest send buffer a data stream pins for itself when autotuning's stopped below what it
+// needs (core/send_window.hpp): 64 MiB is 3.5 Gbit/s a stream at 150 ms; past it, more streams.
+inline constexpr std::uint64_t max_pinned_send_buffer = 64u << 20;
 // -p auto starts with this many streams and adds more while the aggregate grows (issue 39):
 // the old fixed default, so a short or local transfer moves as it did.
 inline constexpr std::uint16_t auto_start_streams = default_streams;

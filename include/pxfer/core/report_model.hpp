@@ -92,6 +92,7 @@ struct RunMeta {
   unsigned streams = 0;   // per file
   std::string stream_choice;  // -p auto: "auto 24 (RTT 50 ms, loss 0.011 %, aggregate stopped growing at 24: ...)"
   std::vector<std::string> stream_steps;  // -p auto's steps, in order ("auto: 4 -> 8 streams (...)")
+  std::string send_window;  // send buffers pinned past autotuning ("pinned on 2 streams, up to 8 MiB; ...")
   double block_copies = 0;    // copies of overdue blocks at the end of the file (sent by a put, arrived in a get)
   double streams_let_go = 0;  // slow streams reset once all they carried were such copies
   double block_size = 0;

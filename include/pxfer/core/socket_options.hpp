@@ -34,6 +34,11 @@ struct TcpSnapshot {
   std::uint32_t unsent_bytes = 0;  // Send-Q: queued but not yet sent (SIOCOUTQ minus in flight)
   std::uint32_t outq_bytes = 0;    // SIOCOUTQ: bytes in the send queue not yet acknowledged
   std::uint64_t delivery_rate = 0; // bytes/s, kernel's estimate
+  // Microseconds with data in flight or queued, and of those, held by the receiver's window or by
+  // the send buffer (tcpi_busy_time, tcpi_rwnd_limited, tcpi_sndbuf_limited: core/send_window.hpp).
+  std::uint64_t busy_us = 0;
+  std::uint64_t rwnd_limited_us = 0;
+  std::uint64_t sndbuf_limited_us = 0;
   // Slow start's threshold, in segments; `first_slow_start` (the kernel's "infinite") until the
   // connection's first loss: cwnd still doubles each RTT and says little about its rate.
   std::uint32_t ssthresh = 0;

@@ -37,6 +37,9 @@ struct TransferSummary {
   std::string checksum_value;
   BufferGrant local_buffers;   // of the first data stream
   BufferGrant remote_buffers;
+  // This side sent: its streams' send buffers past autotuning (core/send_window.hpp), or why they
+  // could not go past it; "" when no send buffer held a stream.
+  std::string send_window;
   std::vector<std::string> warnings;
   std::string congestion;                   // in use on the data streams
   CompressionSetting compression;

@@ -25,6 +25,9 @@ std::string congestion_of(int fd);
 // Must be called before connect() on a client socket so the window scale is chosen for it.
 BufferGrant apply_window(int fd, std::uint32_t window);
 BufferGrant read_buffers(int fd, std::uint32_t requested = 0);
+// Pins SO_SNDBUF of a connected socket at `bytes` (autotuning stops for it) and returns what the
+// kernel granted: twice the request, at most twice net.core.wmem_max (core/send_window.hpp).
+std::uint32_t pin_send_buffer(int fd, std::uint32_t bytes);
 // The warning for a grant below what was requested ("" when the kernel granted it in full);
 // `where` names the host ("the kernel" / "the server's kernel").
 std::string clamp_warning(const BufferGrant& grant, const std::string& where = "the kernel");

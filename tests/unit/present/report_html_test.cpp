@@ -263,6 +263,27 @@ TEST(ReportParse, AutoStreamsChoiceAndStepsReachThePage) {
   EXPECT_EQ(s.streams, 24);
 }
 
+// Send buffers pinned past autotuning (core/send_window.hpp): the summary's send_window reaches the
+// page; the streams' own lines are not auto's steps.
+TEST(ReportParse, SendBuffersPastAutotuningReachThePage) {
+  TransferSummary s;
+  s.bytes = 1 << 20;
+  s.seconds = 1;
+  s.send_window = "pinned on 2 streams, up to 8 MiB; the first: send buffer pinned at 8 MiB, was 4 MiB: it held the "
+                  "stream 93 % of the time, RTT 150 ms";
+  const std::string summary = json_summary(IntervalReport{}, s);
+  EXPECT_NE(summary.find("\"send_window\":\"pinned on 2 streams, up to 8 MiB"), std::string::npos) << summary;
+  const std::string ndjson = R"({"event":"start","direction":"put","source":"f","dest":"pxfer://h:1/f","bytes":1048576,"streams":2,"block_size":2097152}
+)" + json_streams_changed("stream 0: send buffer pinned at 8 MiB, was 4 MiB: it held the stream 93 % of the time, RTT 150 ms") +
+                             "\n" + summary + "\n";
+  report::Run r = parse_run(ndjson, "window.ndjson");
+  EXPECT_EQ(r.meta.send_window, s.send_window);
+  EXPECT_TRUE(r.meta.stream_steps.empty());
+  const std::string html = page_of({r});
+  EXPECT_NE(html.find("send buffers past autotuning"), std::string::npos);
+  EXPECT_NE(html.find("pinned on 2 streams, up to 8 MiB"), std::string::npos);
+}
+
 // The end of the file (cap_block_copies): the copies and the streams let go reach the summary and
 // pxfer report's page; a transfer that needed none shows no row.
 TEST(ReportParse, BlocksSentTwiceReachThePage) {
